@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The catalog: movies by name.
+ *
+ * Changes (ADD's insert, DEL, exit) happen under kvod_catalog_lock; lookups
+ * from the data paths walk the hash under RCU and take a reference with
+ * kref_get_unless_zero(). The catalog's own reference is dropped by DEL
+ * after the movie left the hash, so a lookup that races with DEL either
+ * misses the movie or holds a reference to a movie that is on its way out;
+ * either way it never touches freed memory.
+ *
+ * ADD reads the whole file without the lock (it can take seconds), after a
+ * first duplicate check that makes a taken name fail fast; a second check
+ * under the lock settles races between concurrent ADDs of one name.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/stringhash.h>
+
+#include "kvod.h"
+
+#define KVOD_HASH_BITS	8
+
+static DEFINE_HASHTABLE(kvod_movies, KVOD_HASH_BITS);
+static DEFINE_MUTEX(kvod_catalog_lock);
+static u32 kvod_nr_movies;	/* under kvod_catalog_lock */
+
+static unsigned int max_resident_mb;
+module_param(max_resident_mb, uint, 0644);
+MODULE_PARM_DESC(max_resident_mb,
+		 "Cap on movie memory in MiB (0: half of RAM); lowering it evicts nothing");
+
+static u64 resident_cap(void)
+{
+	unsigned int mb = READ_ONCE(max_resident_mb);
+
+	if (!mb)
+		return ((u64)totalram_pages() << PAGE_SHIFT) / 2;
+	return (u64)mb << 20;
+}
+
+static u32 name_hash(const char *name)
+{
+	return full_name_hash(NULL, name, strlen(name));
+}
+
+/**
+ * kvod_name_valid() - check a movie name from userspace
+ * @name: a KVOD_NAME_MAX-byte field
+ *
+ * Return: true for 1..63 bytes of [A-Za-z0-9._-] followed by a NUL, other
+ * than "." and "..", which would read as path components in a URL.
+ */
+bool kvod_name_valid(const char name[KVOD_NAME_MAX])
+{
+	size_t len = strnlen(name, KVOD_NAME_MAX);
+	size_t i;
+
+	if (len == 0 || len == KVOD_NAME_MAX)
+		return false;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		/* Not isalnum(): the kernel's ctype knows Latin-1 letters. */
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+		    !(c >= '0' && c <= '9') && c != '.' && c != '_' && c != '-')
+			return false;
+	}
+	return true;
+}
+
+/* Under kvod_catalog_lock or rcu_read_lock(). */
+static struct kvod_movie *catalog_find(const char *name)
+{
+	struct kvod_movie *movie;
+
+	hash_for_each_possible_rcu(kvod_movies, movie, hnode, name_hash(name),
+				   lockdep_is_held(&kvod_catalog_lock)) {
+		if (!strcmp(movie->name, name))
+			return movie;
+	}
+	return NULL;
+}
+
+static bool catalog_has(const char *name)
+{
+	bool found;
+
+	mutex_lock(&kvod_catalog_lock);
+	found = catalog_find(name);
+	mutex_unlock(&kvod_catalog_lock);
+	return found;
+}
+
+/**
+ * kvod_catalog_add() - register a movie
+ * @name: movie name (validated here)
+ * @file: an open file the caller checked is readable
+ * @bitrate: nominal bits/s, 0 if unknown
+ *
+ * Return: 0, or a negative errno as documented in uapi/linux/kvod.h.
+ */
+int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
+{
+	struct inode *inode = file_inode(file);
+	struct kvod_movie *movie;
+	loff_t size;
+
+	if (!kvod_name_valid(name))
+		return -EINVAL;
+	if (!S_ISREG(inode->i_mode))
+		return -EINVAL;
+	size = i_size_read(inode);
+	if (size <= 0)
+		return -EINVAL;
+	if (size > KVOD_MOVIE_MAX_BYTES)
+		return -EFBIG;
+	if (catalog_has(name))
+		return -EEXIST;
+
+	movie = kvod_movie_load(name, file, size, bitrate, resident_cap());
+	if (IS_ERR(movie))
+		return PTR_ERR(movie);
+
+	mutex_lock(&kvod_catalog_lock);
+	if (catalog_find(name)) {
+		mutex_unlock(&kvod_catalog_lock);
+		kvod_movie_put(movie);
+		return -EEXIST;
+	}
+	hash_add_rcu(kvod_movies, &movie->hnode, name_hash(name));
+	kvod_nr_movies++;
+	mutex_unlock(&kvod_catalog_lock);
+
+	pr_info("movie %s: %llu bytes in %u chunks\n", movie->name,
+		movie->length, movie->nr_chunks);
+	return 0;
+}
+
+/* Take a movie out of the catalog; returns the catalog's reference. */
+static struct kvod_movie *catalog_unlink(struct kvod_movie *movie)
+{
+	lockdep_assert_held(&kvod_catalog_lock);
+	hash_del_rcu(&movie->hnode);
+	kvod_nr_movies--;
+	return movie;
+}
+
+/**
+ * kvod_catalog_del() - remove a movie's name from the catalog
+ * @name: movie name (validated here)
+ *
+ * Readers holding references keep the memory until they let go.
+ *
+ * Return: 0, -EINVAL or -ENOENT.
+ */
+int kvod_catalog_del(const char *name)
+{
+	struct kvod_movie *movie;
+
+	if (!kvod_name_valid(name))
+		return -EINVAL;
+
+	mutex_lock(&kvod_catalog_lock);
+	movie = catalog_find(name);
+	if (movie)
+		catalog_unlink(movie);
+	mutex_unlock(&kvod_catalog_lock);
+
+	if (!movie)
+		return -ENOENT;
+	pr_info("movie %s: deleted\n", name);
+	kvod_movie_put(movie);
+	return 0;
+}
+
+/**
+ * kvod_movie_get() - look a movie up by name for a reader
+ * @name: NUL-terminated name
+ *
+ * Safe from any context that may use RCU; takes no lock.
+ *
+ * Return: the movie with a new reference, or NULL.
+ */
+struct kvod_movie *kvod_movie_get(const char *name)
+{
+	struct kvod_movie *movie;
+
+	rcu_read_lock();
+	movie = catalog_find(name);
+	if (movie && !kref_get_unless_zero(&movie->ref))
+		movie = NULL;
+	rcu_read_unlock();
+	return movie;
+}
+
+static void movie_fill_info(const struct kvod_movie *movie,
+			    struct kvod_movie_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	strscpy(info->name, movie->name, sizeof(info->name));
+	info->length = movie->length;
+	info->bitrate = movie->bitrate;
+	info->resident = movie->resident;
+	info->chunks = movie->nr_chunks;
+	info->active_clients = atomic_read(&movie->active_clients);
+	info->bytes_served = atomic64_read(&movie->bytes_served);
+}
+
+/**
+ * kvod_catalog_info() - describe one movie
+ * @name: movie name (validated here)
+ * @info: filled on success
+ *
+ * Return: 0, -EINVAL or -ENOENT.
+ */
+int kvod_catalog_info(const char *name, struct kvod_movie_info *info)
+{
+	struct kvod_movie *movie;
+
+	if (!kvod_name_valid(name))
+		return -EINVAL;
+	movie = kvod_movie_get(name);
+	if (!movie)
+		return -ENOENT;
+	movie_fill_info(movie, info);
+	kvod_movie_put(movie);
+	return 0;
+}
+
+static int info_cmp(const void *a, const void *b)
+{
+	const struct kvod_movie_info *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/**
+ * kvod_catalog_list() - snapshot the catalog
+ * @infos: set to a kvmalloc()ed array the caller kvfree()s, or NULL
+ * @nr: set to the number of movies
+ *
+ * Return: 0 or -ENOMEM. The array is sorted by name.
+ */
+int kvod_catalog_list(struct kvod_movie_info **infos, u32 *nr)
+{
+	struct kvod_movie_info *arr = NULL;
+	struct kvod_movie *movie;
+	unsigned int bkt;
+	u32 n = 0;
+
+	mutex_lock(&kvod_catalog_lock);
+	if (kvod_nr_movies) {
+		arr = kvmalloc_array(kvod_nr_movies, sizeof(*arr), GFP_KERNEL);
+		if (!arr) {
+			mutex_unlock(&kvod_catalog_lock);
+			return -ENOMEM;
+		}
+	}
+	hash_for_each(kvod_movies, bkt, movie, hnode)
+		movie_fill_info(movie, &arr[n++]);
+	mutex_unlock(&kvod_catalog_lock);
+
+	sort(arr, n, sizeof(*arr), info_cmp, NULL);
+	*infos = arr;
+	*nr = n;
+	return 0;
+}
+
+/**
+ * kvod_catalog_stats() - module-wide counters
+ * @st: filled (size and flags left to the caller)
+ */
+void kvod_catalog_stats(struct kvod_stats *st)
+{
+	u32 listed, alive;
+
+	mutex_lock(&kvod_catalog_lock);
+	listed = kvod_nr_movies;
+	alive = kvod_movies_alive();
+	mutex_unlock(&kvod_catalog_lock);
+
+	st->movies = listed;
+	st->zombies = alive > listed ? alive - listed : 0;
+	st->resident = kvod_resident_bytes();
+	st->resident_max = resident_cap();
+}
+
+int kvod_catalog_init(void)
+{
+	return 0;
+}
+
+/*
+ * Module exit: every reader is gone by now (the device is unregistered and
+ * the serving paths are torn down first), so dropping the catalog's
+ * references frees everything. The counters prove it; a WARN here is a
+ * leak and fails the test run.
+ */
+void kvod_catalog_exit(void)
+{
+	struct kvod_movie *movie;
+	struct hlist_node *tmp;
+	unsigned int bkt;
+
+	mutex_lock(&kvod_catalog_lock);
+	hash_for_each_safe(kvod_movies, bkt, tmp, movie, hnode)
+		kvod_movie_put(catalog_unlink(movie));
+	mutex_unlock(&kvod_catalog_lock);
+
+	/*
+	 * Structs still waiting in kfree_rcu() are plain kmalloc memory and
+	 * need no barrier; the counters drop before that, at the last put.
+	 */
+	WARN(kvod_movies_alive() || kvod_resident_bytes(),
+	     "kvod: leaked %u movies, %llu resident bytes\n",
+	     kvod_movies_alive(), kvod_resident_bytes());
+}

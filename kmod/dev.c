@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/kvod: the control interface.
+ *
+ * Every command is described by a row of kvod_ioctls[]: its argument
+ * struct, the first published size of that struct, whether it changes
+ * state (and so needs CAP_NET_ADMIN), whether the struct is copied back,
+ * and its handler. kvod_ioctl() does the common work in one order for all
+ * commands: ENOTTY for anything unknown, EPERM, then the size field,
+ * copy_struct_from_user(), and the flags word. Handlers check their own
+ * reserved fields before they change anything.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "kvod.h"
+
+/* The head every argument struct starts with. */
+struct kvod_ioctl_head {
+	__u32 size;
+	__u32 flags;
+};
+
+#define KVOD_ASSERT_ABI(type, ver0)					\
+	static_assert(sizeof(type) == (ver0) &&				\
+		      offsetof(type, size) == 0 &&			\
+		      offsetof(type, flags) == 4)
+
+KVOD_ASSERT_ABI(struct kvod_movie_add, KVOD_MOVIE_ADD_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_movie_ref, KVOD_MOVIE_REF_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_movie_info, KVOD_MOVIE_INFO_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_movie_list, KVOD_MOVIE_LIST_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_stats, KVOD_STATS_SIZE_VER0);
+
+union kvod_ioctl_arg {
+	struct kvod_ioctl_head head;
+	struct kvod_movie_add add;
+	struct kvod_movie_ref ref;
+	struct kvod_movie_info info;
+	struct kvod_movie_list list;
+	struct kvod_stats stats;
+};
+
+static bool zeroed(const void *p, size_t len)
+{
+	return !memchr_inv(p, 0, len);
+}
+
+static int ioc_movie_add(union kvod_ioctl_arg *arg)
+{
+	struct kvod_movie_add *add = &arg->add;
+
+	if (add->reserved0 || !zeroed(add->reserved, sizeof(add->reserved)))
+		return -EINVAL;
+	if (!kvod_name_valid(add->name))
+		return -EINVAL;
+
+	CLASS(fd, f)(add->fd);
+	if (fd_empty(f))
+		return -EBADF;
+	if (!(fd_file(f)->f_mode & FMODE_READ))
+		return -EBADF;
+	return kvod_catalog_add(add->name, fd_file(f), add->bitrate);
+}
+
+static int ioc_movie_del(union kvod_ioctl_arg *arg)
+{
+	if (!zeroed(arg->ref.reserved, sizeof(arg->ref.reserved)))
+		return -EINVAL;
+	return kvod_catalog_del(arg->ref.name);
+}
+
+static int ioc_movie_info(union kvod_ioctl_arg *arg)
+{
+	struct kvod_movie_info *info = &arg->info;
+	char name[KVOD_NAME_MAX];
+
+	if (info->length || info->bitrate || info->resident || info->chunks ||
+	    info->active_clients || info->bytes_served ||
+	    !zeroed(info->reserved, sizeof(info->reserved)))
+		return -EINVAL;
+	memcpy(name, info->name, sizeof(name));
+	return kvod_catalog_info(name, info);
+}
+
+/* Copy @nr entries out with the caller's stride, zero-extending each. */
+static int list_copy_out(const struct kvod_movie_list *list,
+			 const struct kvod_movie_info *infos, u32 nr)
+{
+	void __user *dst = u64_to_user_ptr(list->entries);
+	size_t copy = min_t(size_t, list->entry_size, sizeof(*infos));
+	u32 i;
+
+	for (i = 0; i < nr; i++, dst += list->entry_size) {
+		struct kvod_movie_info info = infos[i];
+
+		info.size = list->entry_size;
+		if (copy_to_user(dst, &info, copy))
+			return -EFAULT;
+		if (list->entry_size > copy &&
+		    clear_user(dst + copy, list->entry_size - copy))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+static int ioc_movie_list(union kvod_ioctl_arg *arg)
+{
+	struct kvod_movie_list *list = &arg->list;
+	struct kvod_movie_info *infos;
+	u32 nr, fill;
+	int ret;
+
+	if (list->filled || list->reserved0 ||
+	    !zeroed(list->reserved, sizeof(list->reserved)))
+		return -EINVAL;
+	if (list->entry_size < KVOD_MOVIE_INFO_SIZE_VER0 ||
+	    list->entry_size > PAGE_SIZE)
+		return -EINVAL;
+
+	ret = kvod_catalog_list(&infos, &nr);
+	if (ret)
+		return ret;
+	fill = min(nr, list->count);
+	ret = list_copy_out(list, infos, fill);
+	kvfree(infos);
+	if (ret)
+		return ret;
+	list->count = nr;
+	list->filled = fill;
+	return 0;
+}
+
+static int ioc_stats(union kvod_ioctl_arg *arg)
+{
+	struct kvod_stats *st = &arg->stats;
+
+	if (st->movies || st->zombies || st->resident || st->resident_max ||
+	    !zeroed(st->reserved, sizeof(st->reserved)))
+		return -EINVAL;
+	kvod_catalog_stats(st);
+	return 0;
+}
+
+struct kvod_ioctl {
+	unsigned int cmd;
+	u32 ksize;
+	u32 ver0;
+	bool change;
+	bool copy_out;
+	int (*fn)(union kvod_ioctl_arg *arg);
+};
+
+#define KVOD_IOCTL(_cmd, _type, _ver0, _change, _out, _fn)		\
+	{ .cmd = (_cmd), .ksize = sizeof(_type), .ver0 = (_ver0),	\
+	  .change = (_change), .copy_out = (_out), .fn = (_fn) }
+
+static const struct kvod_ioctl kvod_ioctls[] = {
+	KVOD_IOCTL(KVOD_IOC_MOVIE_ADD, struct kvod_movie_add,
+		   KVOD_MOVIE_ADD_SIZE_VER0, true, false, ioc_movie_add),
+	KVOD_IOCTL(KVOD_IOC_MOVIE_DEL, struct kvod_movie_ref,
+		   KVOD_MOVIE_REF_SIZE_VER0, true, false, ioc_movie_del),
+	KVOD_IOCTL(KVOD_IOC_MOVIE_INFO, struct kvod_movie_info,
+		   KVOD_MOVIE_INFO_SIZE_VER0, false, true, ioc_movie_info),
+	KVOD_IOCTL(KVOD_IOC_MOVIE_LIST, struct kvod_movie_list,
+		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_movie_list),
+	KVOD_IOCTL(KVOD_IOC_STATS, struct kvod_stats,
+		   KVOD_STATS_SIZE_VER0, false, true, ioc_stats),
+};
+
+/* Match on type, number and direction; @size in the struct rules. */
+static const struct kvod_ioctl *ioctl_find(unsigned int cmd)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(kvod_ioctls); i++) {
+		if ((kvod_ioctls[i].cmd & ~IOCSIZE_MASK) == (cmd & ~IOCSIZE_MASK))
+			return &kvod_ioctls[i];
+	}
+	return NULL;
+}
+
+/*
+ * Both the caller and whoever opened the file must hold CAP_NET_ADMIN over
+ * the initial user namespace: movies are global, and an fd passed to a
+ * privileged process must not lend it the opener's lack of privilege.
+ */
+static bool may_change(struct file *file)
+{
+	return file_ns_capable(file, &init_user_ns, CAP_NET_ADMIN) &&
+	       capable(CAP_NET_ADMIN);
+}
+
+static long kvod_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
+{
+	void __user *uptr = (void __user *)uarg;
+	const struct kvod_ioctl *ioc;
+	union kvod_ioctl_arg arg;
+	u32 usize;
+	int ret;
+
+	ioc = ioctl_find(cmd);
+	if (!ioc)
+		return -ENOTTY;
+	if (ioc->change && !may_change(file))
+		return -EPERM;
+	if (get_user(usize, (u32 __user *)uptr))
+		return -EFAULT;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	if (usize < ioc->ver0)
+		return -EINVAL;
+	ret = copy_struct_from_user(&arg, ioc->ksize, uptr, usize);
+	if (ret)
+		return ret;
+	if (arg.head.flags)
+		return -EINVAL;
+
+	ret = ioc->fn(&arg);
+	if (ret)
+		return ret;
+	arg.head.size = usize;
+	if (ioc->copy_out && copy_to_user(uptr, &arg, min(usize, ioc->ksize)))
+		return -EFAULT;
+	return 0;
+}
+
+static const struct file_operations kvod_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.unlocked_ioctl = kvod_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice kvod_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "kvod",
+	.fops = &kvod_fops,
+	.mode = 0600,
+};
+
+int kvod_dev_init(void)
+{
+	return misc_register(&kvod_misc);
+}
+
+/* Open files pin the module (fops.owner), so no ioctl runs past this. */
+void kvod_dev_exit(void)
+{
+	misc_deregister(&kvod_misc);
+}

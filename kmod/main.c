@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvod: a video-on-demand server in the kernel.
+ *
+ * This file only brings the subsystems up in order and takes them down in
+ * reverse: the catalog first (everything else serves movies from it), the
+ * control device last (nothing can be configured before the rest exists).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+
+#include "kvod.h"
+
+static int __init kvod_init(void)
+{
+	int ret;
+
+	ret = kvod_catalog_init();
+	if (ret)
+		return ret;
+	ret = kvod_dev_init();
+	if (ret)
+		goto err_catalog;
+	return 0;
+
+err_catalog:
+	kvod_catalog_exit();
+	return ret;
+}
+
+static void __exit kvod_exit(void)
+{
+	kvod_dev_exit();
+	kvod_catalog_exit();
+}
+
+module_init(kvod_init);
+module_exit(kvod_exit);
+
+MODULE_DESCRIPTION("kvod: zero-copy video-on-demand server (RDMA, HTTP, paced RTP)");
+MODULE_AUTHOR("The kvod developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Movie memory: reservation against the resident cap, allocation in
+ * physically contiguous chunks, the one read of the file at registration,
+ * and release.
+ *
+ * A movie is held in compound pages of up to 2 MiB (order 9). The body is
+ * cut into 2 MiB chunks and the tail into descending powers of two, so at
+ * most one page is partly used. When a 2 MiB allocation fails the order is
+ * lowered for that chunk only; the next chunk tries 2 MiB again. Compound
+ * pages matter: TCP takes references on them when it is handed page
+ * fragments, and those references keep a page alive after the movie is
+ * gone. The unused end of the last page is zeroed, because RDMA exposes
+ * whole pages and must never expose stale kernel memory.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "kvod.h"
+
+static atomic64_t kvod_resident = ATOMIC64_INIT(0);
+static atomic_t kvod_live_movies = ATOMIC_INIT(0);
+
+u64 kvod_resident_bytes(void)
+{
+	return atomic64_read(&kvod_resident);
+}
+
+unsigned int kvod_movies_alive(void)
+{
+	return atomic_read(&kvod_live_movies);
+}
+
+/* Take @bytes out of the budget, or fail with -ENOSPC if it would exceed @cap. */
+static int resident_reserve(u64 bytes, u64 cap)
+{
+	s64 old = atomic64_read(&kvod_resident);
+
+	do {
+		if (bytes > cap || (u64)old > cap - bytes)
+			return -ENOSPC;
+	} while (!atomic64_try_cmpxchg(&kvod_resident, &old, old + bytes));
+	return 0;
+}
+
+static void resident_release(u64 bytes)
+{
+	atomic64_sub(bytes, &kvod_resident);
+}
+
+static struct page *chunk_alloc(unsigned int *order)
+{
+	const gfp_t high = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_NORETRY;
+	const gfp_t low = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
+	struct page *page;
+
+	for (;;) {
+		page = alloc_pages(*order ? high : low, *order);
+		if (page || !*order)
+			return page;
+		(*order)--;
+	}
+}
+
+static void movie_free_chunks(struct kvod_movie *movie)
+{
+	u32 i;
+
+	for (i = 0; i < movie->nr_chunks; i++)
+		__free_pages(movie->chunks[i].page, movie->chunks[i].order);
+	kvfree(movie->chunks);
+	movie->chunks = NULL;
+	movie->nr_chunks = 0;
+}
+
+/* Room for @want chunks in the array; grows it by doubling. */
+static int chunks_reserve(struct kvod_movie *movie, u32 *cap, u32 want)
+{
+	struct kvod_chunk *bigger;
+	u32 ncap;
+
+	if (want <= *cap)
+		return 0;
+	ncap = max(want, *cap * 2);
+	bigger = kvmalloc_array(ncap, sizeof(*bigger), GFP_KERNEL);
+	if (!bigger)
+		return -ENOMEM;
+	if (movie->nr_chunks)
+		memcpy(bigger, movie->chunks,
+		       movie->nr_chunks * sizeof(*bigger));
+	kvfree(movie->chunks);
+	movie->chunks = bigger;
+	*cap = ncap;
+	return 0;
+}
+
+/*
+ * Allocate chunks covering movie->length bytes. The first guess at the
+ * array size is what an unfragmented machine needs: whole 2 MiB chunks plus
+ * one per bit of the tail's page count.
+ */
+static int movie_alloc_chunks(struct kvod_movie *movie)
+{
+	unsigned long left = DIV_ROUND_UP(movie->length, PAGE_SIZE);
+	unsigned long full = left >> KVOD_CHUNK_MAX_ORDER;
+	u32 cap = 0;
+	u64 offset = 0;
+	int ret;
+
+	ret = chunks_reserve(movie, &cap, full + hweight_long(left &
+				(BIT(KVOD_CHUNK_MAX_ORDER) - 1)));
+	if (ret)
+		return ret;
+
+	while (left) {
+		unsigned int order = min_t(unsigned int, KVOD_CHUNK_MAX_ORDER,
+					   ilog2(left));
+		struct kvod_chunk *c;
+		struct page *page;
+		u64 bytes;
+
+		ret = chunks_reserve(movie, &cap, movie->nr_chunks + 1);
+		if (ret)
+			return ret;
+		page = chunk_alloc(&order);
+		if (!page)
+			return -ENOMEM;
+		bytes = PAGE_SIZE << order;
+		c = &movie->chunks[movie->nr_chunks++];
+		c->page = page;
+		c->order = order;
+		c->offset = offset;
+		c->len = min_t(u64, bytes, movie->length - offset);
+		offset += c->len;
+		left -= 1UL << order;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Fill one chunk from the file; zero whatever the movie does not use. */
+static int chunk_read(struct file *file, struct kvod_chunk *c, loff_t *pos)
+{
+	char *buf = page_address(c->page);
+	size_t done = 0;
+
+	while (done < c->len) {
+		ssize_t n;
+
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		n = kernel_read(file, buf + done, c->len - done, pos);
+		if (n < 0)
+			return n;
+		if (n == 0)
+			return -EIO;	/* the file shrank under us */
+		done += n;
+		cond_resched();
+	}
+	memset(buf + c->len, 0, (PAGE_SIZE << c->order) - c->len);
+	return 0;
+}
+
+/**
+ * kvod_movie_load() - make a movie resident from a file
+ * @name: valid movie name
+ * @file: a readable regular file of @length bytes
+ * @length: bytes to read, 1 .. KVOD_MOVIE_MAX_BYTES
+ * @bitrate: nominal bits/s
+ * @cap: resident-bytes cap to reserve against
+ *
+ * Reads the file once, from offset 0, into freshly allocated chunks. May
+ * sleep for as long as the read takes; a fatal signal interrupts it.
+ *
+ * Return: a movie with one reference, or an ERR_PTR; on error nothing
+ * stays allocated or reserved.
+ */
+struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
+				   u64 length, u64 bitrate, u64 cap)
+{
+	struct kvod_movie *movie;
+	loff_t pos = 0;
+	u64 resident = PAGE_ALIGN(length);
+	u32 i;
+	int ret;
+
+	ret = resident_reserve(resident, cap);
+	if (ret)
+		return ERR_PTR(ret);
+
+	movie = kzalloc(sizeof(*movie), GFP_KERNEL);
+	if (!movie) {
+		ret = -ENOMEM;
+		goto err_unreserve;
+	}
+	kref_init(&movie->ref);
+	strscpy(movie->name, name, sizeof(movie->name));
+	movie->length = length;
+	movie->bitrate = bitrate;
+	movie->resident = resident;
+
+	ret = movie_alloc_chunks(movie);
+	if (ret)
+		goto err_free;
+	for (i = 0; i < movie->nr_chunks; i++) {
+		ret = chunk_read(file, &movie->chunks[i], &pos);
+		if (ret)
+			goto err_free;
+	}
+	atomic_inc(&kvod_live_movies);
+	return movie;
+
+err_free:
+	movie_free_chunks(movie);
+	kfree(movie);
+err_unreserve:
+	resident_release(resident);
+	return ERR_PTR(ret);
+}
+
+static void movie_release(struct kref *ref)
+{
+	struct kvod_movie *movie = container_of(ref, struct kvod_movie, ref);
+
+	pr_debug("movie %s: freeing %llu bytes\n", movie->name,
+		 movie->resident);
+	movie_free_chunks(movie);
+	resident_release(movie->resident);
+	atomic_dec(&kvod_live_movies);
+	kfree_rcu(movie, rcu);
+}
+
+/**
+ * kvod_movie_put() - drop a reference to a movie
+ * @movie: the movie, or NULL
+ *
+ * The last reference frees the movie's memory at once and the struct after
+ * an RCU grace period. Any context but hard interrupts.
+ */
+void kvod_movie_put(struct kvod_movie *movie)
+{
+	if (movie)
+		kref_put(&movie->ref, movie_release);
+}
+
+/**
+ * kvod_movie_chunk() - find the chunk holding a movie offset
+ * @movie: a movie the caller holds a reference on
+ * @offset: byte offset, below movie->length
+ *
+ * Return: the chunk, or NULL if @offset is past the end.
+ */
+const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
+					  u64 offset)
+{
+	u32 lo = 0, hi = movie->nr_chunks;
+
+	if (offset >= movie->length)
+		return NULL;
+	while (hi - lo > 1) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (movie->chunks[mid].offset <= offset)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &movie->chunks[lo];
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything kvod needs on a Debian bookworm machine: the Debian
+# 6.12 kernel (image, headers, source) from bookworm-backports, QEMU and
+# virtme-ng to boot it, the RDMA userspace, the build and lint tools, and
+# the peers the benchmarks compare against.
+#
+# Idempotent: a second run with everything present only checks, and
+# returns within a second. Needs root (or sudo) for a real install.
+set -euo pipefail
+
+STAMP_DIR=${KVOD_STATE_DIR:-/var/lib/kvod-dev}
+STAMP=$STAMP_DIR/setup-v3
+BPO=/etc/apt/sources.list.d/kvod-bookworm-backports.sources
+
+APT_PKGS=(
+	build-essential bc bison flex libelf-dev libssl-dev kmod cpio
+	dkms sparse git python3 python3-pip python3-venv
+	qemu-system-x86 busybox-static udev
+	rdma-core ibverbs-providers ibverbs-utils librdmacm-dev
+	libibverbs-dev rdmacm-utils perftest
+	ffmpeg curl nginx-light jq ethtool tcpdump procps psmisc
+	libmnl-dev libcap-dev pkg-config man-db
+)
+BPO_PKGS=(linux-image-amd64 linux-headers-amd64 iproute2)
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	SUDO=sudo
+fi
+
+have_all() {
+	[ -f "$STAMP" ] || return 1
+	command -v vng >/dev/null || return 1
+	ls /boot/vmlinuz-6.12.*-amd64 >/dev/null 2>&1 || return 1
+	ls -d /usr/src/linux-source-6.12 >/dev/null 2>&1 || return 1
+	return 0
+}
+
+if have_all; then
+	exit 0
+fi
+
+echo "kvod setup: installing build and test dependencies" >&2
+export DEBIAN_FRONTEND=noninteractive
+
+if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	$SUDO tee "$BPO" >/dev/null <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${APT_PKGS[@]}" >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends \
+	-t bookworm-backports "${BPO_PKGS[@]}" >/dev/null
+
+# The kernel source matching the installed image (checkpatch, siw, and
+# reading). Prefer the exact version of the headers we build against.
+kver=$(dpkg-query -W -f='${Version}' linux-headers-amd64)
+if ! $SUDO apt-get install -y -qq --no-install-recommends \
+	"linux-source-6.12=$kver" >/dev/null 2>&1; then
+	$SUDO apt-get install -y -qq --no-install-recommends \
+		linux-source-6.12 >/dev/null
+fi
+if [ ! -d /usr/src/linux-source-6.12 ]; then
+	$SUDO tar -C /usr/src -xf /usr/src/linux-source-6.12.tar.xz
+fi
+
+# virtme-ng boots the Debian kernel with the host's root filesystem.
+if ! command -v vng >/dev/null; then
+	$SUDO python3 -m pip install -q --root-user-action=ignore \
+		'virtme-ng>=1.30' 2>/dev/null ||
+		$SUDO python3 -m pip install -q 'virtme-ng>=1.30'
+fi
+if ! command -v vng >/dev/null; then
+	# pyenv and friends put console scripts outside root's PATH.
+	bin=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+	$SUDO ln -sf "$bin/vng" /usr/local/bin/vng
+	$SUDO ln -sf "$bin/virtme-run" /usr/local/bin/virtme-run 2>/dev/null || true
+fi
+
+# nginx is a benchmark peer, never a service on this machine.
+$SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+
+$SUDO mkdir -p "$STAMP_DIR"
+$SUDO touch "$STAMP"
+echo "kvod setup: done" >&2

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kvod: in-kernel video-on-demand server, userspace ABI.
+ *
+ * Everything is driven through ioctls on /dev/kvod (a misc device, mode
+ * 0600). Queries are open to anyone who can open the device; changes need
+ * CAP_NET_ADMIN in the initial user namespace, both in the caller and in
+ * the credentials that opened the file.
+ *
+ * Rules every command follows:
+ *  - Every argument struct starts with a __u32 @size (set it to sizeof the
+ *    struct you were compiled against) and a __u32 @flags. Commands are
+ *    matched on type, number and direction; the size bits of the command
+ *    are ignored in favour of @size. The kernel accepts any @size from the
+ *    command's first published size (KVOD_*_SIZE_VER0) up to a page; bytes
+ *    past what it knows must be zero (else -E2BIG), bytes it knows but you
+ *    did not pass read as zero, and it writes back at most @size bytes.
+ *    This lets the ABI grow without new command numbers.
+ *  - Unknown bits in @flags and non-zero reserved fields: -EINVAL.
+ *  - Unknown commands: -ENOTTY.
+ *  - Names are NUL-terminated within their 64-byte field, 1..63 bytes
+ *    of [A-Za-z0-9._-], and neither "." nor "..": -EINVAL otherwise.
+ *  - All integers are in host byte order; all fields are naturally aligned
+ *    with explicit padding, so the layout is the same for 32- and 64-bit
+ *    callers (no compat_ioctl translation is needed).
+ */
+#ifndef _UAPI_LINUX_KVOD_H
+#define _UAPI_LINUX_KVOD_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define KVOD_DEVICE		"/dev/kvod"
+#define KVOD_NAME_MAX		64	/* bytes, including the NUL */
+
+/* ioctl type byte; unused in Documentation/userspace-api/ioctl/ioctl-number.rst */
+#define KVOD_IOC_MAGIC		0xC6
+
+/**
+ * struct kvod_movie_add - register a movie (KVOD_IOC_MOVIE_ADD)
+ * @size: sizeof(struct kvod_movie_add)
+ * @flags: must be 0
+ * @fd: an open, readable file descriptor of a regular, non-empty file
+ * @reserved0: must be 0
+ * @bitrate: nominal bit rate in bits/s, 0 if unknown
+ * @name: the movie's name, unique in the catalog
+ * @reserved: must be 0
+ *
+ * The whole file is read once into memory the module holds (in physically
+ * contiguous chunks of up to 2 MiB) and is never read again. The file may be
+ * closed or changed afterwards without effect on the movie.
+ *
+ * Errors: EBADF (fd not open or not readable), EINVAL (not a regular file,
+ * empty, bad name, bad flags), EEXIST (name taken), ENOSPC (over the
+ * resident-bytes cap, module parameter max_resident_mb), ENOMEM, EFBIG
+ * (file larger than the ABI allows), EIO (the file shrank while read),
+ * EINTR (a fatal signal during the read), EPERM.
+ */
+struct kvod_movie_add {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved0;
+	__u64 bitrate;
+	char name[KVOD_NAME_MAX];
+	__u64 reserved[4];
+};
+
+#define KVOD_MOVIE_ADD_SIZE_VER0	120
+
+/**
+ * struct kvod_movie_ref - name a movie (KVOD_IOC_MOVIE_DEL)
+ * @size: sizeof(struct kvod_movie_ref)
+ * @flags: must be 0
+ * @name: the movie's name
+ * @reserved: must be 0
+ *
+ * DEL removes the name at once: the next lookup fails with ENOENT and the
+ * name may be registered again. The memory stays until the last reader
+ * (an HTTP download, an RDMA connection, a push) lets go of it.
+ */
+struct kvod_movie_ref {
+	__u32 size;
+	__u32 flags;
+	char name[KVOD_NAME_MAX];
+	__u64 reserved[2];
+};
+
+#define KVOD_MOVIE_REF_SIZE_VER0	88
+
+/**
+ * struct kvod_movie_info - one movie's state (KVOD_IOC_MOVIE_INFO, LIST)
+ * @size: sizeof(struct kvod_movie_info)
+ * @flags: must be 0 on input; KVOD_MOVIE_F_* on output
+ * @name: in: the movie to query (INFO); out: its name
+ * @length: the movie's size in bytes
+ * @bitrate: nominal bit rate in bits/s (0 if unknown)
+ * @resident: bytes of memory holding it (length rounded up to chunks)
+ * @chunks: number of physically contiguous chunks
+ * @active_clients: readers currently attached (HTTP, RDMA, push)
+ * @bytes_served: bytes handed to clients since registration
+ * @reserved: zero on output
+ */
+struct kvod_movie_info {
+	__u32 size;
+	__u32 flags;
+	char name[KVOD_NAME_MAX];
+	__u64 length;
+	__u64 bitrate;
+	__u64 resident;
+	__u32 chunks;
+	__u32 active_clients;
+	__u64 bytes_served;
+	__u64 reserved[4];
+};
+
+#define KVOD_MOVIE_INFO_SIZE_VER0	144
+
+/**
+ * struct kvod_movie_list - list the catalog (KVOD_IOC_MOVIE_LIST)
+ * @size: sizeof(struct kvod_movie_list)
+ * @flags: must be 0
+ * @count: in: room in @entries (may be 0); out: movies in the catalog
+ * @entry_size: sizeof(struct kvod_movie_info) as the caller knows it;
+ *	at least KVOD_MOVIE_INFO_SIZE_VER0
+ * @entries: user pointer to an array of @count entries
+ * @filled: out: entries written, min(room, movies), in name order
+ * @reserved0: must be 0
+ * @reserved: must be 0
+ *
+ * If @count on return is larger than @filled, the array was too small;
+ * call again with more room. The list is a consistent snapshot.
+ */
+struct kvod_movie_list {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 entry_size;
+	__u64 entries;
+	__u32 filled;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+#define KVOD_MOVIE_LIST_SIZE_VER0	48
+
+/**
+ * struct kvod_stats - module-wide counters (KVOD_IOC_STATS)
+ * @size: sizeof(struct kvod_stats)
+ * @flags: must be 0
+ * @movies: movies in the catalog
+ * @zombies: deleted movies still held by readers
+ * @resident: bytes of movie memory held (catalog and zombies)
+ * @resident_max: the cap on @resident (module parameter max_resident_mb)
+ * @reserved: zero on output
+ */
+struct kvod_stats {
+	__u32 size;
+	__u32 flags;
+	__u32 movies;
+	__u32 zombies;
+	__u64 resident;
+	__u64 resident_max;
+	__u64 reserved[8];
+};
+
+#define KVOD_STATS_SIZE_VER0		96
+
+#define KVOD_IOC_MOVIE_ADD	_IOW(KVOD_IOC_MAGIC, 0x01, struct kvod_movie_add)
+#define KVOD_IOC_MOVIE_DEL	_IOW(KVOD_IOC_MAGIC, 0x02, struct kvod_movie_ref)
+#define KVOD_IOC_MOVIE_INFO	_IOWR(KVOD_IOC_MAGIC, 0x03, struct kvod_movie_info)
+#define KVOD_IOC_MOVIE_LIST	_IOWR(KVOD_IOC_MAGIC, 0x04, struct kvod_movie_list)
+#define KVOD_IOC_STATS		_IOWR(KVOD_IOC_MAGIC, 0x05, struct kvod_stats)
+
+#endif /* _UAPI_LINUX_KVOD_H */
