@@ -40,6 +40,9 @@ KVOD_ASSERT_ABI(struct kvod_movie_ref, KVOD_MOVIE_REF_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_movie_info, KVOD_MOVIE_INFO_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_movie_list, KVOD_MOVIE_LIST_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_stats, KVOD_STATS_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_listen, KVOD_LISTEN_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_listener_info, KVOD_LISTENER_INFO_SIZE_VER0);
+static_assert(sizeof(struct kvod_sockaddr) == 24);
 
 union kvod_ioctl_arg {
 	struct kvod_ioctl_head head;
@@ -48,6 +51,7 @@ union kvod_ioctl_arg {
 	struct kvod_movie_info info;
 	struct kvod_movie_list list;
 	struct kvod_stats stats;
+	struct kvod_listen listen;
 };
 
 static bool zeroed(const void *p, size_t len)
@@ -92,19 +96,23 @@ static int ioc_movie_info(union kvod_ioctl_arg *arg)
 	return kvod_catalog_info(name, info);
 }
 
-/* Copy @nr entries out with the caller's stride, zero-extending each. */
+/*
+ * Copy @nr entries of @esize bytes out with the caller's stride, each
+ * truncated or zero-extended to it and with its leading size field set.
+ */
 static int list_copy_out(const struct kvod_movie_list *list,
-			 const struct kvod_movie_info *infos, u32 nr)
+			 const void *entries, size_t esize, u32 nr)
 {
 	void __user *dst = u64_to_user_ptr(list->entries);
-	size_t copy = min_t(size_t, list->entry_size, sizeof(*infos));
+	size_t copy = min_t(size_t, list->entry_size, esize);
 	u32 i;
 
 	for (i = 0; i < nr; i++, dst += list->entry_size) {
-		struct kvod_movie_info info = infos[i];
+		const void *src = entries + i * esize;
 
-		info.size = list->entry_size;
-		if (copy_to_user(dst, &info, copy))
+		if (put_user(list->entry_size, (u32 __user *)dst) ||
+		    copy_to_user(dst + sizeof(u32), src + sizeof(u32),
+				 copy - sizeof(u32)))
 			return -EFAULT;
 		if (list->entry_size > copy &&
 		    clear_user(dst + copy, list->entry_size - copy))
@@ -113,31 +121,82 @@ static int list_copy_out(const struct kvod_movie_list *list,
 	return 0;
 }
 
-static int ioc_movie_list(union kvod_ioctl_arg *arg)
+static int list_check(const struct kvod_movie_list *list, u32 ver0)
 {
-	struct kvod_movie_list *list = &arg->list;
-	struct kvod_movie_info *infos;
-	u32 nr, fill;
-	int ret;
-
 	if (list->filled || list->reserved0 ||
 	    !zeroed(list->reserved, sizeof(list->reserved)))
 		return -EINVAL;
-	if (list->entry_size < KVOD_MOVIE_INFO_SIZE_VER0 ||
-	    list->entry_size > PAGE_SIZE)
+	if (list->entry_size < ver0 || list->entry_size > PAGE_SIZE)
 		return -EINVAL;
+	return 0;
+}
 
-	ret = kvod_catalog_list(&infos, &nr);
-	if (ret)
-		return ret;
-	fill = min(nr, list->count);
-	ret = list_copy_out(list, infos, fill);
-	kvfree(infos);
+/* Hand a snapshot of @nr entries to the caller's list and free it. */
+static int list_finish(struct kvod_movie_list *list, void *entries,
+		       size_t esize, u32 nr)
+{
+	u32 fill = min(nr, list->count);
+	int ret;
+
+	ret = list_copy_out(list, entries, esize, fill);
+	kvfree(entries);
 	if (ret)
 		return ret;
 	list->count = nr;
 	list->filled = fill;
 	return 0;
+}
+
+static int ioc_movie_list(union kvod_ioctl_arg *arg)
+{
+	struct kvod_movie_info *infos;
+	u32 nr;
+	int ret;
+
+	ret = list_check(&arg->list, KVOD_MOVIE_INFO_SIZE_VER0);
+	if (ret)
+		return ret;
+	ret = kvod_catalog_list(&infos, &nr);
+	if (ret)
+		return ret;
+	return list_finish(&arg->list, infos, sizeof(*infos), nr);
+}
+
+static int ioc_listener_list(union kvod_ioctl_arg *arg)
+{
+	struct kvod_listener_info *infos;
+	u32 nr;
+	int ret;
+
+	ret = list_check(&arg->list, KVOD_LISTENER_INFO_SIZE_VER0);
+	if (ret)
+		return ret;
+	ret = kvod_listener_list(&infos, &nr);
+	if (ret)
+		return ret;
+	return list_finish(&arg->list, infos, sizeof(*infos), nr);
+}
+
+static int listen_check(const struct kvod_listen *listen)
+{
+	if (listen->reserved0 ||
+	    !zeroed(listen->reserved, sizeof(listen->reserved)))
+		return -EINVAL;
+	return 0;
+}
+
+static int ioc_listen(union kvod_ioctl_arg *arg)
+{
+	int ret = listen_check(&arg->listen);
+
+	return ret ?: kvod_listener_add(arg->listen.proto, &arg->listen.addr);
+}
+
+static int ioc_unlisten(union kvod_ioctl_arg *arg)
+{
+	int ret = listen_check(&arg->listen);
+
+	return ret ?: kvod_listener_del(arg->listen.proto, &arg->listen.addr);
 }
 
 static int ioc_stats(union kvod_ioctl_arg *arg)
@@ -175,6 +234,12 @@ static const struct kvod_ioctl kvod_ioctls[] = {
 		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_movie_list),
 	KVOD_IOCTL(KVOD_IOC_STATS, struct kvod_stats,
 		   KVOD_STATS_SIZE_VER0, false, true, ioc_stats),
+	KVOD_IOCTL(KVOD_IOC_LISTEN, struct kvod_listen,
+		   KVOD_LISTEN_SIZE_VER0, true, false, ioc_listen),
+	KVOD_IOCTL(KVOD_IOC_UNLISTEN, struct kvod_listen,
+		   KVOD_LISTEN_SIZE_VER0, true, false, ioc_unlisten),
+	KVOD_IOCTL(KVOD_IOC_LISTENER_LIST, struct kvod_movie_list,
+		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_listener_list),
 };
 
 /* Match on type, number and direction; @size in the struct rules. */

@@ -24,6 +24,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/rcupdate.h>
+#include <linux/socket.h>
 #include <linux/types.h>
 
 #include <linux/kvod.h>
@@ -78,6 +79,62 @@ struct kvod_movie {
 	atomic64_t bytes_served;
 };
 
+struct kvod_listener;
+
+/**
+ * struct kvod_proto_ops - one serving protocol's half of a listener
+ * @proto: KVOD_PROTO_*
+ * @name: for logs and kvodctl
+ * @start: open the listening endpoint for @l (l->net, l->addr); store
+ *	protocol state in l->priv. Called under the listen lock; may sleep.
+ * @stop: close the endpoint and every connection accepted through it,
+ *	and wait for them; afterwards nothing may touch @l. May sleep.
+ */
+struct kvod_proto_ops {
+	u32 proto;
+	const char *name;
+	int (*start)(struct kvod_listener *l);
+	void (*stop)(struct kvod_listener *l);
+};
+
+/**
+ * struct kvod_listener - where clients of one protocol are accepted
+ * @node: on the listener list, under the listen lock
+ * @ops: the protocol
+ * @net: its network namespace; not counted (see listener.c)
+ * @addr: the address, kernel form
+ * @uaddr: the address as userspace gave it (for matching and listing)
+ * @counters: indexed by enum kvod_listener_counter
+ * @priv: the protocol's state
+ */
+struct kvod_listener {
+	struct list_head node;
+	const struct kvod_proto_ops *ops;
+	struct net *net;
+	struct sockaddr_storage addr;
+	struct kvod_sockaddr uaddr;
+	atomic64_t counters[KVOD_LC_NR];
+	void *priv;
+};
+
+static inline void kvod_lc_add(struct kvod_listener *l,
+			       enum kvod_listener_counter c, s64 v)
+{
+	atomic64_add(v, &l->counters[c]);
+}
+
+static inline void kvod_lc_inc(struct kvod_listener *l,
+			       enum kvod_listener_counter c)
+{
+	atomic64_inc(&l->counters[c]);
+}
+
+static inline void kvod_lc_dec(struct kvod_listener *l,
+			       enum kvod_listener_counter c)
+{
+	atomic64_dec(&l->counters[c]);
+}
+
 /* movie.c */
 struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 				   u64 length, u64 bitrate, u64 cap);
@@ -103,6 +160,19 @@ static inline struct kvod_movie *kvod_movie_hold(struct kvod_movie *movie)
 	kref_get(&movie->ref);
 	return movie;
 }
+
+/* listener.c */
+int kvod_listeners_init(void);
+void kvod_listeners_exit(void);
+int kvod_listener_add(u32 proto, const struct kvod_sockaddr *ua);
+int kvod_listener_del(u32 proto, const struct kvod_sockaddr *ua);
+int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr);
+
+/* http.c: NULL until the HTTP server is built in */
+const struct kvod_proto_ops *kvod_http_ops(void);
+
+/* rdma.c: NULL where the kernel has no rdma_cm */
+const struct kvod_proto_ops *kvod_rdma_ops(void);
 
 /* dev.c */
 int kvod_dev_init(void);

@@ -3,8 +3,12 @@
  * kvod: a video-on-demand server in the kernel.
  *
  * This file only brings the subsystems up in order and takes them down in
- * reverse: the catalog first (everything else serves movies from it), the
+ * reverse: the catalog first (everything else serves movies from it), then
+ * the listeners (which hold references on movies while they serve), the
  * control device last (nothing can be configured before the rest exists).
+ * At exit the device goes first, so no new listener can appear while the
+ * listeners are torn down, and the catalog goes last, once no reader is
+ * left.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,11 +23,16 @@ static int __init kvod_init(void)
 	ret = kvod_catalog_init();
 	if (ret)
 		return ret;
-	ret = kvod_dev_init();
+	ret = kvod_listeners_init();
 	if (ret)
 		goto err_catalog;
+	ret = kvod_dev_init();
+	if (ret)
+		goto err_listeners;
 	return 0;
 
+err_listeners:
+	kvod_listeners_exit();
 err_catalog:
 	kvod_catalog_exit();
 	return ret;
@@ -32,6 +41,7 @@ err_catalog:
 static void __exit kvod_exit(void)
 {
 	kvod_dev_exit();
+	kvod_listeners_exit();
 	kvod_catalog_exit();
 }
 

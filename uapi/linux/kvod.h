@@ -166,10 +166,115 @@ struct kvod_stats {
 
 #define KVOD_STATS_SIZE_VER0		96
 
+/* Serving protocols. */
+#define KVOD_PROTO_HTTP		1	/* HTTP/1.1 range server over TCP */
+#define KVOD_PROTO_RDMA		2	/* client-driven RDMA READ (rdma_cm) */
+
+/**
+ * struct kvod_sockaddr - an IPv4 or IPv6 address and port
+ * @family: AF_INET or AF_INET6
+ * @port: port, host byte order; 1..65535
+ * @scope_id: IPv6 scope (interface index) for link-local addresses, else 0
+ * @addr: the address in network byte order; IPv4 uses the first 4 bytes
+ *	and the rest must be 0. All zeroes is the wildcard address.
+ */
+struct kvod_sockaddr {
+	__u16 family;
+	__u16 port;
+	__u32 scope_id;
+	__u8 addr[16];
+};
+
+/**
+ * struct kvod_listen - start or stop a listener (KVOD_IOC_LISTEN, UNLISTEN)
+ * @size: sizeof(struct kvod_listen)
+ * @flags: must be 0
+ * @proto: KVOD_PROTO_*
+ * @reserved0: must be 0
+ * @addr: where to listen
+ * @reserved: must be 0
+ *
+ * A listener lives in the network namespace of the caller of LISTEN and
+ * goes away with UNLISTEN from that namespace, with the namespace, or with
+ * the module. UNLISTEN closes the listener's connections.
+ *
+ * Errors: EINVAL (bad proto, family, port or address), EADDRINUSE (a
+ * listener of that proto on that address exists, or the port is taken),
+ * EADDRNOTAVAIL (no such local address), ENOENT (UNLISTEN: no such
+ * listener), EPROTONOSUPPORT (the protocol is not built in), EPERM.
+ */
+struct kvod_listen {
+	__u32 size;
+	__u32 flags;
+	__u32 proto;
+	__u32 reserved0;
+	struct kvod_sockaddr addr;
+	__u64 reserved[4];
+};
+
+#define KVOD_LISTEN_SIZE_VER0		72
+
+/* Per-listener counters; which ones a protocol fills is listed per index. */
+enum kvod_listener_counter {
+	KVOD_LC_ACCEPTED,	/* connections accepted (all) */
+	KVOD_LC_ACTIVE,		/* connections open now (all) */
+	KVOD_LC_REFUSED,	/* connections refused: limits (all) */
+	KVOD_LC_BYTES,		/* movie bytes served or made readable (all) */
+	KVOD_LC_HTTP_200,	/* responses by status (HTTP) */
+	KVOD_LC_HTTP_206,
+	KVOD_LC_HTTP_400,
+	KVOD_LC_HTTP_404,
+	KVOD_LC_HTTP_405,
+	KVOD_LC_HTTP_408,	/* header deadline expired */
+	KVOD_LC_HTTP_416,
+	KVOD_LC_HTTP_431,
+	KVOD_LC_HTTP_503,
+	KVOD_LC_HTTP_505,
+	KVOD_LC_TIMEOUTS,	/* connections cut by a deadline (HTTP) */
+	KVOD_LC_REJ_NOT_FOUND,	/* rejects by reason (RDMA) */
+	KVOD_LC_REJ_BUSY,
+	KVOD_LC_REJ_VERSION,
+	KVOD_LC_REJ_BAD_REQUEST,
+	KVOD_LC_DEVICES,	/* RDMA devices the listener is bound on (RDMA) */
+	KVOD_LC_NR,
+};
+
+#define KVOD_LISTENER_COUNTERS	32
+
+/**
+ * struct kvod_listener_info - one listener (KVOD_IOC_LISTENER_LIST)
+ * @size: sizeof(struct kvod_listener_info)
+ * @flags: 0
+ * @proto: KVOD_PROTO_*
+ * @netns: inode number of the listener's network namespace
+ * @addr: where it listens
+ * @counters: indexed by enum kvod_listener_counter; the rest are 0
+ */
+struct kvod_listener_info {
+	__u32 size;
+	__u32 flags;
+	__u32 proto;
+	__u32 netns;
+	struct kvod_sockaddr addr;
+	__u64 counters[KVOD_LISTENER_COUNTERS];
+};
+
+#define KVOD_LISTENER_INFO_SIZE_VER0	296
+
+/*
+ * KVOD_IOC_LISTENER_LIST takes a struct kvod_movie_list, with the same
+ * rules, whose entries are struct kvod_listener_info (@entry_size at least
+ * KVOD_LISTENER_INFO_SIZE_VER0), in the order the listeners were created,
+ * across every network namespace.
+ */
+
 #define KVOD_IOC_MOVIE_ADD	_IOW(KVOD_IOC_MAGIC, 0x01, struct kvod_movie_add)
 #define KVOD_IOC_MOVIE_DEL	_IOW(KVOD_IOC_MAGIC, 0x02, struct kvod_movie_ref)
 #define KVOD_IOC_MOVIE_INFO	_IOWR(KVOD_IOC_MAGIC, 0x03, struct kvod_movie_info)
 #define KVOD_IOC_MOVIE_LIST	_IOWR(KVOD_IOC_MAGIC, 0x04, struct kvod_movie_list)
 #define KVOD_IOC_STATS		_IOWR(KVOD_IOC_MAGIC, 0x05, struct kvod_stats)
+#define KVOD_IOC_LISTEN		_IOW(KVOD_IOC_MAGIC, 0x10, struct kvod_listen)
+#define KVOD_IOC_UNLISTEN	_IOW(KVOD_IOC_MAGIC, 0x11, struct kvod_listen)
+#define KVOD_IOC_LISTENER_LIST	_IOWR(KVOD_IOC_MAGIC, 0x12, struct kvod_movie_list)
 
 #endif /* _UAPI_LINUX_KVOD_H */

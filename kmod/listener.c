@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Listeners: where kvod accepts clients, per protocol and network namespace.
+ *
+ * This file owns the list of listeners and their generic state (address,
+ * namespace, counters); each protocol (http.c, rdma.c) supplies a
+ * struct kvod_proto_ops to start and stop its own half.
+ *
+ * Lifetime: a listener is created by LISTEN and lives on kvod_listeners
+ * until UNLISTEN, the death of its network namespace (pernet pre_exit), or
+ * module exit. Whichever comes first unlinks it under kvod_listen_lock and
+ * then, without the lock, calls ops->stop(), which closes the listening
+ * endpoint, closes every connection of the listener and waits for them;
+ * after it returns nothing refers to the listener and it is freed. The
+ * listener does not hold a reference on its namespace (as kernel sockets
+ * do not): pre_exit stops it while the namespace is still intact.
+ *
+ * Counters are atomics the protocols bump from their data paths; readers
+ * (LISTENER_LIST) read them under the lock, which only keeps the listener
+ * alive, never the counters consistent with each other.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/nsproxy.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "kvod.h"
+
+static LIST_HEAD(kvod_listeners);	/* under kvod_listen_lock */
+static DEFINE_MUTEX(kvod_listen_lock);
+static u32 kvod_nr_listeners;		/* under kvod_listen_lock */
+
+static const struct kvod_proto_ops *proto_ops(u32 proto)
+{
+	switch (proto) {
+	case KVOD_PROTO_HTTP:
+		return kvod_http_ops();
+	case KVOD_PROTO_RDMA:
+		return kvod_rdma_ops();
+	default:
+		return NULL;
+	}
+}
+
+/* Convert and check a userspace address; the wildcard is allowed. */
+static int sockaddr_from_user(const struct kvod_sockaddr *ua,
+			      struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (ua->port == 0)
+		return -EINVAL;
+
+	switch (ua->family) {
+	case AF_INET: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		if (ua->scope_id || memchr_inv(ua->addr + 4, 0, 12))
+			return -EINVAL;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(ua->port);
+		memcpy(&sin->sin_addr, ua->addr, 4);
+		return 0;
+	}
+	case AF_INET6: {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(ua->port);
+		sin6->sin6_scope_id = ua->scope_id;
+		memcpy(&sin6->sin6_addr, ua->addr, 16);
+		return 0;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool same_endpoint(const struct kvod_listener *l, u32 proto,
+			  const struct net *net, const struct kvod_sockaddr *ua)
+{
+	return l->ops->proto == proto && net_eq(l->net, net) &&
+	       !memcmp(&l->uaddr, ua, sizeof(*ua));
+}
+
+static struct kvod_listener *listener_find(u32 proto, const struct net *net,
+					   const struct kvod_sockaddr *ua)
+{
+	struct kvod_listener *l;
+
+	lockdep_assert_held(&kvod_listen_lock);
+	list_for_each_entry(l, &kvod_listeners, node) {
+		if (same_endpoint(l, proto, net, ua))
+			return l;
+	}
+	return NULL;
+}
+
+/**
+ * kvod_listener_add() - start a listener in the caller's namespace
+ * @proto: KVOD_PROTO_*
+ * @ua: address from userspace
+ *
+ * The protocol's start() runs under kvod_listen_lock, so two LISTENs of one
+ * endpoint cannot both get past the duplicate check.
+ *
+ * Return: 0 or a negative errno (see struct kvod_listen).
+ */
+int kvod_listener_add(u32 proto, const struct kvod_sockaddr *ua)
+{
+	const struct kvod_proto_ops *ops = proto_ops(proto);
+	struct net *net = current->nsproxy->net_ns;
+	struct kvod_listener *l;
+	int ret;
+
+	if (!proto || proto > KVOD_PROTO_RDMA)
+		return -EINVAL;
+	if (!ops)
+		return -EPROTONOSUPPORT;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	ret = sockaddr_from_user(ua, &l->addr);
+	if (ret)
+		goto err_free;
+	l->uaddr = *ua;
+	l->ops = ops;
+	l->net = net;
+
+	mutex_lock(&kvod_listen_lock);
+	if (listener_find(proto, net, ua)) {
+		ret = -EADDRINUSE;
+		goto err_unlock;
+	}
+	ret = ops->start(l);
+	if (ret)
+		goto err_unlock;
+	list_add_tail(&l->node, &kvod_listeners);
+	kvod_nr_listeners++;
+	mutex_unlock(&kvod_listen_lock);
+
+	pr_info("%s listener on %pISpc started\n", ops->name, &l->addr);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&kvod_listen_lock);
+err_free:
+	kfree(l);
+	return ret;
+}
+
+static void listener_stop(struct kvod_listener *l)
+{
+	pr_info("%s listener on %pISpc stopping\n", l->ops->name, &l->addr);
+	l->ops->stop(l);
+	kfree(l);
+}
+
+/**
+ * kvod_listener_del() - stop a listener of the caller's namespace
+ * @proto: KVOD_PROTO_*
+ * @ua: the address it was started with
+ *
+ * Return: 0, -EINVAL or -ENOENT. Sleeps until its connections are closed.
+ */
+int kvod_listener_del(u32 proto, const struct kvod_sockaddr *ua)
+{
+	struct net *net = current->nsproxy->net_ns;
+	struct sockaddr_storage ss;
+	struct kvod_listener *l;
+	int ret;
+
+	if (!proto || proto > KVOD_PROTO_RDMA)
+		return -EINVAL;
+	ret = sockaddr_from_user(ua, &ss);
+	if (ret)
+		return ret;
+
+	mutex_lock(&kvod_listen_lock);
+	l = listener_find(proto, net, ua);
+	if (l) {
+		list_del(&l->node);
+		kvod_nr_listeners--;
+	}
+	mutex_unlock(&kvod_listen_lock);
+
+	if (!l)
+		return -ENOENT;
+	listener_stop(l);
+	return 0;
+}
+
+static void listener_fill_info(struct kvod_listener *l,
+			       struct kvod_listener_info *info)
+{
+	int i;
+
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	info->proto = l->ops->proto;
+	info->netns = l->net->ns.inum;
+	info->addr = l->uaddr;
+	for (i = 0; i < KVOD_LC_NR; i++)
+		info->counters[i] = atomic64_read(&l->counters[i]);
+}
+
+/**
+ * kvod_listener_list() - snapshot every listener
+ * @infos: set to a kvmalloc()ed array the caller kvfree()s, or NULL
+ * @nr: set to the number of listeners
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr)
+{
+	struct kvod_listener_info *arr = NULL;
+	struct kvod_listener *l;
+	u32 n = 0;
+
+	mutex_lock(&kvod_listen_lock);
+	if (kvod_nr_listeners) {
+		arr = kvmalloc_array(kvod_nr_listeners, sizeof(*arr),
+				     GFP_KERNEL);
+		if (!arr) {
+			mutex_unlock(&kvod_listen_lock);
+			return -ENOMEM;
+		}
+	}
+	list_for_each_entry(l, &kvod_listeners, node)
+		listener_fill_info(l, &arr[n++]);
+	mutex_unlock(&kvod_listen_lock);
+
+	*infos = arr;
+	*nr = n;
+	return 0;
+}
+
+/* Stop every listener for which @match(l, net) holds. */
+static void listeners_stop(bool (*match)(struct kvod_listener *l,
+					 struct net *net),
+			   struct net *net)
+{
+	struct kvod_listener *l, *tmp;
+	LIST_HEAD(doomed);
+
+	mutex_lock(&kvod_listen_lock);
+	list_for_each_entry_safe(l, tmp, &kvod_listeners, node) {
+		if (match(l, net)) {
+			list_move_tail(&l->node, &doomed);
+			kvod_nr_listeners--;
+		}
+	}
+	mutex_unlock(&kvod_listen_lock);
+
+	list_for_each_entry_safe(l, tmp, &doomed, node)
+		listener_stop(l);
+}
+
+static bool in_net(struct kvod_listener *l, struct net *net)
+{
+	return net_eq(l->net, net);
+}
+
+static bool any_listener(struct kvod_listener *l, struct net *net)
+{
+	return true;
+}
+
+static void __net_exit kvod_net_pre_exit(struct net *net)
+{
+	listeners_stop(in_net, net);
+}
+
+static struct pernet_operations kvod_net_ops = {
+	.pre_exit = kvod_net_pre_exit,
+};
+
+int kvod_listeners_init(void)
+{
+	return register_pernet_subsys(&kvod_net_ops);
+}
+
+void kvod_listeners_exit(void)
+{
+	unregister_pernet_subsys(&kvod_net_ops);
+	listeners_stop(any_listener, NULL);
+}
