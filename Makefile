@@ -45,7 +45,7 @@ sparse:
 
 checkpatch:
 	$(KSRC)/scripts/checkpatch.pl --strict --no-tree --terse \
-		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,CAMELCASE \
 		-f $(KERNEL_FILES)
 
 check: sparse checkpatch

@@ -171,8 +171,10 @@ int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr);
 /* http.c: NULL until the HTTP server is built in */
 const struct kvod_proto_ops *kvod_http_ops(void);
 
-/* rdma.c: NULL where the kernel has no rdma_cm */
+/* rdma.c */
 const struct kvod_proto_ops *kvod_rdma_ops(void);
+int kvod_rdma_init(void);
+void kvod_rdma_exit(void);
 
 /* dev.c */
 int kvod_dev_init(void);

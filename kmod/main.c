@@ -3,8 +3,9 @@
  * kvod: a video-on-demand server in the kernel.
  *
  * This file only brings the subsystems up in order and takes them down in
- * reverse: the catalog first (everything else serves movies from it), then
- * the listeners (which hold references on movies while they serve), the
+ * reverse: the catalog first (everything else serves movies from it), the
+ * protocols' global state (RDMA's device client and workqueue), then the
+ * listeners (which hold references on movies while they serve), the
  * control device last (nothing can be configured before the rest exists).
  * At exit the device goes first, so no new listener can appear while the
  * listeners are torn down, and the catalog goes last, once no reader is
@@ -23,9 +24,12 @@ static int __init kvod_init(void)
 	ret = kvod_catalog_init();
 	if (ret)
 		return ret;
-	ret = kvod_listeners_init();
+	ret = kvod_rdma_init();
 	if (ret)
 		goto err_catalog;
+	ret = kvod_listeners_init();
+	if (ret)
+		goto err_rdma;
 	ret = kvod_dev_init();
 	if (ret)
 		goto err_listeners;
@@ -33,6 +37,8 @@ static int __init kvod_init(void)
 
 err_listeners:
 	kvod_listeners_exit();
+err_rdma:
+	kvod_rdma_exit();
 err_catalog:
 	kvod_catalog_exit();
 	return ret;
@@ -42,6 +48,7 @@ static void __exit kvod_exit(void)
 {
 	kvod_dev_exit();
 	kvod_listeners_exit();
+	kvod_rdma_exit();
 	kvod_catalog_exit();
 }
 

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kvod HTTP/1.1 range server: what http.c (listener and connection
+ * lifetimes), http_parse.c (the request parser) and http_send.c (responses
+ * and the zero-copy sender) share. Nothing outside http*.c includes it.
+ */
+#ifndef _KVOD_HTTP_H
+#define _KVOD_HTTP_H
+
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/socket.h>
+#include <linux/timer.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include "kvod.h"
+
+/* Request line plus header fields, including the empty line; else 431. */
+#define HTTP_HDR_MAX		8192
+/* Header fields per request; else 431. */
+#define HTTP_FIELDS_MAX		100
+/* Longest response header we build; ours are well under half of it. */
+#define HTTP_RESP_MAX		512
+
+enum http_method {
+	HTTP_GET,
+	HTTP_HEAD,
+	HTTP_OTHER,
+};
+
+enum http_range_kind {
+	HTTP_RANGE_NONE,	/* no Range, or one we chose to ignore */
+	HTTP_RANGE_FROM,	/* bytes=first-[last] */
+	HTTP_RANGE_SUFFIX,	/* bytes=-count */
+};
+
+/**
+ * struct http_request - what the parser makes of one request head
+ * @status: 0 if the request is well formed, else the error status to send
+ *	(400, 405, 431, 505)
+ * @method: enum http_method
+ * @http10: the request was HTTP/1.0
+ * @close: the connection must be closed after the response
+ * @range: enum http_range_kind
+ * @first: HTTP_RANGE_FROM: first byte; HTTP_RANGE_SUFFIX: byte count.
+ *	Saturates at U64_MAX instead of overflowing.
+ * @last: HTTP_RANGE_FROM: last byte, U64_MAX if open ended
+ * @name: the movie named by the target; empty if it names no valid movie
+ */
+struct http_request {
+	u16 status;
+	u8 method;
+	bool http10;
+	bool close;
+	u8 range;
+	u64 first;
+	u64 last;
+	char name[KVOD_NAME_MAX];
+};
+
+/* The phases a connection's one timer can be armed for. */
+enum http_phase {
+	HTTP_PH_HEADER,		/* reading a request head: header deadline */
+	HTTP_PH_IDLE,		/* keep-alive, nothing received: idle timeout */
+	HTTP_PH_SEND,		/* sending: idle timeout without progress */
+	HTTP_PH_LINGER,		/* closing: draining input for a moment */
+};
+
+enum http_state {
+	HTTP_READ,		/* waiting for or parsing a request */
+	HTTP_SEND,		/* sending a response */
+	HTTP_LINGER,		/* write side shut, draining input */
+	HTTP_DEAD,		/* socket released */
+};
+
+struct http_server;
+
+/**
+ * struct http_tx - the response being sent
+ * @hdr: status line and header fields
+ * @hdr_len: bytes in @hdr
+ * @hdr_sent: bytes of @hdr TCP took so far
+ * @movie: the movie of the body, a reference; NULL if no body
+ * @pos: next movie offset to send: the progress counter
+ * @end: movie offset one past the last byte to send
+ * @status: the status code, for counters
+ * @close: close the connection once the response is out
+ */
+struct http_tx {
+	char hdr[HTTP_RESP_MAX];
+	u32 hdr_len;
+	u32 hdr_sent;
+	struct kvod_movie *movie;
+	u64 pos;
+	u64 end;
+	u16 status;
+	bool close;
+};
+
+/**
+ * struct http_conn - one accepted TCP connection
+ * @ref: one reference for the connection's life (dropped by conn_close())
+ *	and one per queued run of @work
+ * @srv: the listener's HTTP state; outlives every connection
+ * @sock: the socket; released by conn_close() from @work
+ * @node: on srv->conns, under srv->lock
+ * @peer_node: in srv->peers[], under srv->lock
+ * @peer: the client's address
+ * @work: runs the state machine; never concurrently with itself
+ * @timer: the deadline of @phase; only queues @work
+ * @deadline: jiffies at which @phase expires
+ * @flags: HTTP_CONN_*
+ * @state: enum http_state; only @work touches it
+ * @phase: enum http_phase; only @work touches it
+ * @served: responses completed on this connection
+ * @rx_len: bytes in @rx
+ * @tx: the response in flight (state HTTP_SEND)
+ * @data_ready, @write_space, @state_change: the socket's callbacks before
+ *	ours, restored under sk_callback_lock before the socket is released
+ * @rx: received, not yet parsed bytes; pipelined requests wait here
+ */
+struct http_conn {
+	struct kref ref;
+	struct http_server *srv;
+	struct socket *sock;
+	struct list_head node;
+	struct hlist_node peer_node;
+	struct sockaddr_storage peer;
+	struct work_struct work;
+	struct timer_list timer;
+	unsigned long deadline;
+	unsigned long flags;
+	u8 state;
+	u8 phase;
+	u32 served;
+	u32 rx_len;
+	struct http_tx tx;
+	void (*data_ready)(struct sock *sk);
+	void (*write_space)(struct sock *sk);
+	void (*state_change)(struct sock *sk);
+	char rx[HTTP_HDR_MAX];
+};
+
+/* http_conn.flags */
+#define HTTP_CONN_STOP		0	/* the listener is going away: abort */
+#define HTTP_CONN_REFUSE	1	/* over a limit: answer 503 and close */
+
+/* http.c */
+struct kvod_listener *kvod_http_listener(const struct http_conn *conn);
+
+/* http_parse.c */
+int kvod_http_parse(const char *buf, size_t len, struct http_request *req);
+
+/* http_send.c */
+void kvod_http_respond(struct http_conn *conn, const struct http_request *req);
+void kvod_http_respond_error(struct http_conn *conn, u16 status);
+int kvod_http_send(struct http_conn *conn);
+void kvod_http_tx_done(struct http_conn *conn);
+
+#endif /* _KVOD_HTTP_H */

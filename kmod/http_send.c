@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * HTTP responses: resolving a parsed request against the catalog, building
+ * the response head, and the zero-copy sender.
+ *
+ * The head is a few hundred bytes the connection owns; TCP copies it like
+ * any small write. The body is never copied by kvod: it is described by a
+ * bio_vec array over the movie's compound pages and handed to TCP with
+ * MSG_SPLICE_PAGES, which takes a page reference per fragment instead of
+ * copying. Those references keep the pages alive after the movie is
+ * deleted and freed, until TCP has sent and freed the skbs. Every call is
+ * MSG_DONTWAIT: when the socket buffer is full, TCP sets SOCK_NOSPACE and
+ * the connection waits for sk_write_space (http.c) instead of spinning;
+ * tx->pos is the progress counter the next attempt resumes from.
+ *
+ * A response holds a reference on its movie from the moment it is built
+ * until it is sent or abandoned (kvod_http_tx_done()), and counts as one
+ * of the movie's active clients while it has a body.
+ */
+#include <linux/bvec.h>
+#include <linux/kernel.h>
+#include <linux/net.h>
+#include <linux/string.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+
+#include "http.h"
+
+/* Fragments and bytes per sendmsg(); the TCP send buffer usually binds first. */
+#define HTTP_SEND_SEGS		16
+#define HTTP_SEND_BYTES		(4U << 20)
+/* sendmsg() calls per run of a connection's work, so that one fast client
+ * cannot hold a worker while others wait.
+ */
+#define HTTP_SEND_CALLS		8
+
+static const char *reason(u16 status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 206: return "Partial Content";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 416: return "Range Not Satisfiable";
+	case 431: return "Request Header Fields Too Large";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Internal Server Error";
+	}
+}
+
+static enum kvod_listener_counter status_counter(u16 status)
+{
+	switch (status) {
+	case 200: return KVOD_LC_HTTP_200;
+	case 206: return KVOD_LC_HTTP_206;
+	case 400: return KVOD_LC_HTTP_400;
+	case 404: return KVOD_LC_HTTP_404;
+	case 405: return KVOD_LC_HTTP_405;
+	case 408: return KVOD_LC_HTTP_408;
+	case 416: return KVOD_LC_HTTP_416;
+	case 431: return KVOD_LC_HTTP_431;
+	case 503: return KVOD_LC_HTTP_503;
+	default: return KVOD_LC_HTTP_505;
+	}
+}
+
+static const char *content_type(const char *name)
+{
+	static const struct {
+		const char *ext;
+		const char *type;
+	} types[] = {
+		{ ".ts", "video/mp2t" },
+		{ ".mp4", "video/mp4" },
+		{ ".mkv", "video/x-matroska" },
+		{ ".webm", "video/webm" },
+	};
+	const char *dot = strrchr(name, '.');
+	size_t i;
+
+	for (i = 0; dot && i < ARRAY_SIZE(types); i++) {
+		if (!strcasecmp(dot, types[i].ext))
+			return types[i].type;
+	}
+	return "application/octet-stream";
+}
+
+static __printf(2, 3) void hdr_add(struct http_tx *tx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tx->hdr_len += vscnprintf(tx->hdr + tx->hdr_len,
+				  sizeof(tx->hdr) - tx->hdr_len, fmt, ap);
+	va_end(ap);
+}
+
+/* Status line, Server, and whatever the status itself needs first. */
+static void hdr_start(struct http_conn *conn, u16 status, bool close)
+{
+	struct http_tx *tx = &conn->tx;
+
+	memset(tx, 0, sizeof(*tx));
+	tx->status = status;
+	tx->close = close;
+	hdr_add(tx, "HTTP/1.1 %u %s\r\nServer: kvod\r\n", status,
+		reason(status));
+	kvod_lc_inc(kvod_http_listener(conn), status_counter(status));
+}
+
+/* Connection handling and the empty line that ends the head. */
+static void hdr_end(struct http_tx *tx, bool http10)
+{
+	if (tx->close)
+		hdr_add(tx, "Connection: close\r\n\r\n");
+	else if (http10)
+		hdr_add(tx, "Connection: keep-alive\r\n\r\n");
+	else
+		hdr_add(tx, "\r\n");
+}
+
+static void respond_error(struct http_conn *conn, u16 status, bool head,
+			  bool http10, bool close)
+{
+	struct http_tx *tx = &conn->tx;
+	const char *why = reason(status);
+
+	hdr_start(conn, status, close);
+	if (status == 405)
+		hdr_add(tx, "Allow: GET, HEAD\r\n");
+	hdr_add(tx, "Content-Type: text/plain\r\nContent-Length: %zu\r\n",
+		strlen(why) + 5);
+	hdr_end(tx, http10);
+	if (!head)
+		hdr_add(tx, "%u %s\n", status, why);
+}
+
+/**
+ * kvod_http_respond_error() - answer with an error and close
+ * @conn: the connection
+ * @status: 400, 408, 431, 503 or 505
+ */
+void kvod_http_respond_error(struct http_conn *conn, u16 status)
+{
+	respond_error(conn, status, false, false, true);
+}
+
+/*
+ * Turn @req's range into [*first, *last] of @length bytes.
+ * Return: 200 (whole movie), 206, or 416.
+ */
+static u16 resolve_range(const struct http_request *req, u64 length,
+			 u64 *first, u64 *last)
+{
+	*first = 0;
+	*last = length - 1;
+	switch (req->range) {
+	case HTTP_RANGE_FROM:
+		if (req->first >= length)
+			return 416;
+		*first = req->first;
+		*last = min(req->last, length - 1);
+		return 206;
+	case HTTP_RANGE_SUFFIX:
+		if (!req->first)
+			return 416;
+		*first = length - min(req->first, length);
+		return 206;
+	default:
+		return 200;
+	}
+}
+
+/**
+ * kvod_http_respond() - build the response to a parsed request
+ * @conn: the connection; conn->tx is free
+ * @req: the request
+ *
+ * Looks the movie up; on success conn->tx holds a reference on it.
+ */
+void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
+{
+	bool head = req->method == HTTP_HEAD;
+	struct http_tx *tx = &conn->tx;
+	struct kvod_movie *movie;
+	u64 first, last;
+	u16 status;
+
+	if (req->status) {
+		respond_error(conn, req->status, head, req->http10, req->close);
+		return;
+	}
+	movie = req->name[0] ? kvod_movie_get(req->name) : NULL;
+	if (!movie) {
+		respond_error(conn, 404, head, req->http10, req->close);
+		return;
+	}
+
+	status = resolve_range(req, movie->length, &first, &last);
+	hdr_start(conn, status, req->close);
+	if (status == 416) {
+		hdr_add(tx, "Content-Range: bytes */%llu\r\nContent-Length: 0\r\n",
+			movie->length);
+		hdr_end(tx, req->http10);
+		kvod_movie_put(movie);
+		return;
+	}
+	hdr_add(tx, "Content-Type: %s\r\nAccept-Ranges: bytes\r\nContent-Length: %llu\r\n",
+		content_type(movie->name), last - first + 1);
+	if (status == 206)
+		hdr_add(tx, "Content-Range: bytes %llu-%llu/%llu\r\n",
+			first, last, movie->length);
+	hdr_end(tx, req->http10);
+
+	if (head) {
+		kvod_movie_put(movie);
+		return;
+	}
+	tx->movie = movie;
+	tx->pos = first;
+	tx->end = last + 1;
+	atomic_inc(&movie->active_clients);
+}
+
+/**
+ * kvod_http_tx_done() - let go of the response's movie, sent or not
+ * @conn: the connection
+ */
+void kvod_http_tx_done(struct http_conn *conn)
+{
+	struct http_tx *tx = &conn->tx;
+
+	if (tx->movie) {
+		atomic_dec(&tx->movie->active_clients);
+		kvod_movie_put(tx->movie);
+		tx->movie = NULL;
+	}
+}
+
+static int send_head(struct http_conn *conn)
+{
+	struct http_tx *tx = &conn->tx;
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	struct kvec iov;
+	int ret;
+
+	if (tx->movie && tx->pos < tx->end)
+		msg.msg_flags |= MSG_MORE;
+	while (tx->hdr_sent < tx->hdr_len) {
+		iov.iov_base = tx->hdr + tx->hdr_sent;
+		iov.iov_len = tx->hdr_len - tx->hdr_sent;
+		ret = kernel_sendmsg(conn->sock, &msg, &iov, 1, iov.iov_len);
+		if (ret <= 0)
+			return ret ?: -EAGAIN;
+		tx->hdr_sent += ret;
+	}
+	return 0;
+}
+
+/* Describe the body from tx->pos on; returns the bytes described. */
+static size_t body_bvecs(const struct http_tx *tx, struct bio_vec *bv,
+			 unsigned int *nr)
+{
+	const struct kvod_movie *movie = tx->movie;
+	const struct kvod_chunk *c = kvod_movie_chunk(movie, tx->pos);
+	u64 pos = tx->pos;
+	size_t total = 0;
+	unsigned int n = 0;
+
+	while (n < HTTP_SEND_SEGS && pos < tx->end && total < HTTP_SEND_BYTES) {
+		u64 off = pos - c->offset;
+		size_t seg = min3(c->len - off, tx->end - pos,
+				  (u64)(HTTP_SEND_BYTES - total));
+
+		bvec_set_page(&bv[n++], c->page, seg, off);
+		pos += seg;
+		total += seg;
+		c++;
+	}
+	*nr = n;
+	return total;
+}
+
+/* Hand body pages to TCP; see the comment at the top of the file. */
+static int send_body(struct http_conn *conn)
+{
+	struct kvod_listener *l = kvod_http_listener(conn);
+	struct bio_vec bv[HTTP_SEND_SEGS];
+	struct http_tx *tx = &conn->tx;
+	unsigned int calls, nr;
+
+	for (calls = 0; tx->pos < tx->end; calls++) {
+		struct msghdr msg = {
+			.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT,
+		};
+		size_t len;
+		int ret;
+
+		if (calls == HTTP_SEND_CALLS)
+			return -EINPROGRESS;
+		len = body_bvecs(tx, bv, &nr);
+		if (tx->pos + len < tx->end)
+			msg.msg_flags |= MSG_MORE;
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nr, len);
+		ret = sock_sendmsg(conn->sock, &msg);
+		if (ret <= 0)
+			return ret ?: -EAGAIN;
+
+		tx->pos += ret;
+		atomic64_add(ret, &tx->movie->bytes_served);
+		kvod_lc_add(l, KVOD_LC_BYTES, ret);
+		if (ret < len)
+			return -EAGAIN;	/* TCP set SOCK_NOSPACE */
+	}
+	return 0;
+}
+
+/**
+ * kvod_http_send() - push the response in conn->tx on
+ * @conn: the connection, from its work
+ *
+ * Return: 0 when all of it is with TCP; -EAGAIN when the socket is full
+ * (sk_write_space will run the connection again); -EINPROGRESS when it
+ * used up its share and wants to run again later; another negative errno
+ * when the connection is broken.
+ */
+int kvod_http_send(struct http_conn *conn)
+{
+	int ret = send_head(conn);
+
+	if (ret || !conn->tx.movie)
+		return ret;
+	return send_body(conn);
+}

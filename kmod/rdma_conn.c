@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One RDMA connection: a protection domain of its own, the movie's memory
+ * registered in it for remote READ, a segment table describing that
+ * registration, and the single READY message.
+ *
+ * The movie is covered by as few fast-registration MRs as the device
+ * allows: runs of 2 MiB chunks use 2 MiB MR pages (rxe maps up to 512 pages
+ * per MR, so 1 GiB per MR), everything else uses 4 KiB pages. Each MR's
+ * iova is set to the movie offset of its first byte, so the addresses a
+ * client sees are movie offsets, never kernel or DMA addresses. The last
+ * MR ends exactly at the movie's last byte.
+ *
+ * Because every connection has its own PD, an rkey is only good on the QP
+ * it was handed to; release deregisters every MR, which invalidates the
+ * rkeys before the connection is gone.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/module.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include "rdma.h"
+
+static bool rdma_huge_pages = true;
+module_param(rdma_huge_pages, bool, 0644);
+MODULE_PARM_DESC(rdma_huge_pages,
+		 "Register 2 MiB chunks with 2 MiB MR pages where the device allows (default on)");
+
+static u32 dev_max_pages(struct ib_device *dev)
+{
+	return min_t(u32, dev->attrs.max_fast_reg_page_list_len, 1U << 16);
+}
+
+static bool chunk_is_huge(const struct kvod_chunk *c, u64 off)
+{
+	return c->order == KVOD_CHUNK_MAX_ORDER && c->offset == off;
+}
+
+/*
+ * Length of the segment starting at @off and the MR page size it needs:
+ * a run of whole 2 MiB chunks, or a run of 4 KiB pages up to the next
+ * 2 MiB chunk, each at most @max_pages pages.
+ */
+static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
+			u32 max_pages, u32 *psize)
+{
+	const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+	u64 end = off;
+	u32 n = 0;
+
+	if (huge && chunk_is_huge(c, off)) {
+		*psize = SZ_2M;
+		while (n < max_pages && c && chunk_is_huge(c, end)) {
+			end += c->len;
+			n++;
+			c = kvod_movie_chunk(movie, end);
+		}
+		return end - off;
+	}
+
+	*psize = PAGE_SIZE;
+	while (c && n < max_pages) {
+		u64 take;
+
+		if (huge && end != off && chunk_is_huge(c, end))
+			break;
+		take = min_t(u64, c->offset + c->len - end,
+			     (u64)(max_pages - n) << PAGE_SHIFT);
+		end += take;
+		n += DIV_ROUND_UP(take, PAGE_SIZE);
+		c = kvod_movie_chunk(movie, end);
+	}
+	return end - off;
+}
+
+/* Build the scatterlist of movie bytes [seg->offset, + seg->length). */
+static int seg_fill_sg(struct kvod_rdma_seg *seg, const struct kvod_movie *movie)
+{
+	struct scatterlist *sg;
+	u64 off = seg->offset, end = seg->offset + seg->length;
+	unsigned int n = 0;
+	int ret;
+
+	while (off < end) {
+		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+
+		off = min(c->offset + c->len, end);
+		n++;
+	}
+	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
+	if (ret)
+		return ret;
+
+	off = seg->offset;
+	for_each_sg(seg->sgt.sgl, sg, n, ret) {
+		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+		u64 in = off - c->offset;
+		u64 len = min(c->offset + c->len, end) - off;
+
+		sg_set_page(sg, nth_page(c->page, in >> PAGE_SHIFT), len, 0);
+		off += len;
+	}
+	return 0;
+}
+
+/*
+ * DMA-map a filled scatterlist and register it in a fresh MR of the
+ * connection's PD with @psize pages, at iova @iova.
+ */
+static int seg_register(struct kvod_rdma_conn *conn, struct kvod_rdma_seg *seg,
+			u32 psize, u64 iova)
+{
+	struct ib_device *dev = conn->dev;
+	u32 pages = DIV_ROUND_UP(seg->length + (iova & (psize - 1)), psize);
+	int n;
+
+	seg->mapped = ib_dma_map_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents,
+				    DMA_TO_DEVICE);
+	if (!seg->mapped)
+		return -ENOMEM;
+	if (sg_dma_address(seg->sgt.sgl) & (psize - 1))
+		return -EINVAL;	/* an IOMMU moved the chunk off its alignment */
+
+	seg->mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, pages);
+	if (IS_ERR(seg->mr)) {
+		int ret = PTR_ERR(seg->mr);
+
+		seg->mr = NULL;
+		return ret;
+	}
+	n = ib_map_mr_sg(seg->mr, seg->sgt.sgl, seg->mapped, NULL, psize);
+	if (n != seg->mapped)
+		return n < 0 ? n : -EINVAL;
+	seg->mr->iova = iova;
+	ib_update_fast_reg_key(seg->mr, ib_inc_rkey(seg->mr->rkey));
+	return 0;
+}
+
+static void seg_release(struct kvod_rdma_conn *conn, struct kvod_rdma_seg *seg)
+{
+	if (seg->mr)
+		ib_dereg_mr(seg->mr);
+	if (seg->mapped)
+		ib_dma_unmap_sg(conn->dev, seg->sgt.sgl, seg->sgt.orig_nents,
+				DMA_TO_DEVICE);
+	sg_free_table(&seg->sgt);
+	memset(seg, 0, sizeof(*seg));
+}
+
+static int conn_map_movie(struct kvod_rdma_conn *conn)
+{
+	const struct kvod_movie *movie = conn->movie;
+	bool huge = rdma_huge_pages && (conn->dev->attrs.page_size_cap & SZ_2M);
+	u32 max_pages = dev_max_pages(conn->dev);
+	u64 off = 0;
+	int ret;
+
+	if (!max_pages)
+		return -EOPNOTSUPP;
+	conn->segs = kvcalloc(movie->nr_chunks + movie->length /
+			      ((u64)max_pages << PAGE_SHIFT) + 1,
+			      sizeof(*conn->segs), GFP_KERNEL);
+	if (!conn->segs)
+		return -ENOMEM;
+
+	while (off < movie->length) {
+		struct kvod_rdma_seg *seg = &conn->segs[conn->nr_segs++];
+		u32 psize;
+
+		seg->offset = off;
+		seg->length = plan_segment(movie, off, huge, max_pages, &psize);
+		ret = seg_fill_sg(seg, movie);
+		if (ret)
+			return ret;
+		ret = seg_register(conn, seg, psize, off);
+		if (ret)
+			return ret;
+		off += seg->length;
+	}
+	return 0;
+}
+
+/* The table the client READs first; page-aligned so its iova can be 0. */
+static int conn_map_table(struct kvod_rdma_conn *conn)
+{
+	struct kvod_rdma_seg *ts = &conn->table_seg;
+	struct page *page;
+	u32 i;
+	int ret;
+
+	conn->table_len = conn->nr_segs * sizeof(*conn->table);
+	page = alloc_pages(GFP_KERNEL | __GFP_ZERO, get_order(conn->table_len));
+	if (!page)
+		return -ENOMEM;
+	conn->table = page_address(page);
+	for (i = 0; i < conn->nr_segs; i++) {
+		const struct kvod_rdma_seg *seg = &conn->segs[i];
+
+		conn->table[i].offset = cpu_to_be64(seg->offset);
+		conn->table[i].addr = cpu_to_be64(seg->mr->iova);
+		conn->table[i].length = cpu_to_be64(seg->length);
+		conn->table[i].rkey = cpu_to_be32(seg->mr->rkey);
+	}
+
+	ts->length = conn->table_len;
+	ret = sg_alloc_table(&ts->sgt, 1, GFP_KERNEL);
+	if (ret)
+		return ret;
+	sg_set_page(ts->sgt.sgl, page, conn->table_len, 0);
+	return seg_register(conn, ts, PAGE_SIZE, 0);
+}
+
+static int conn_map_ready(struct kvod_rdma_conn *conn)
+{
+	conn->ready = kzalloc(sizeof(*conn->ready), GFP_KERNEL);
+	if (!conn->ready)
+		return -ENOMEM;
+	conn->ready->magic = cpu_to_be32(KVOD_RDMA_MAGIC);
+	conn->ready->version = KVOD_RDMA_VERSION;
+	conn->ready->status = KVOD_RDMA_OK;
+	conn->ready_dma = ib_dma_map_single(conn->dev, conn->ready,
+					    sizeof(*conn->ready), DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(conn->dev, conn->ready_dma)) {
+		conn->ready_dma = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void conn_wc_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kvod_rdma_conn *conn = cq->cq_context;
+
+	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	pr_warn_ratelimited("conn %pISpc: %s failed: %s\n",
+			    &conn->id->route.addr.dst_addr,
+			    wc->wr_cqe == &conn->ready_cqe ? "READY" : "REG_MR",
+			    ib_wc_status_msg(wc->status));
+	kvod_rdma_conn_close(conn);
+}
+
+static int conn_create_qp(struct kvod_rdma_conn *conn)
+{
+	/* REG_MR per segment and the table, READY, and a drain WR each way. */
+	u32 send_wr = conn->nr_segs + 3;
+	struct ib_qp_init_attr attr = {
+		.qp_context = conn,
+		.send_cq = conn->cq,
+		.recv_cq = conn->cq,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = {
+			.max_send_wr = send_wr,
+			.max_recv_wr = 1,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+
+	if (send_wr > conn->dev->attrs.max_qp_wr)
+		return -ENOSPC;
+	return rdma_create_qp(conn->id, conn->pd, &attr);
+}
+
+/* Everything but the cm_id, in reverse order of creation; NULL-safe. */
+static void conn_free_resources(struct kvod_rdma_conn *conn)
+{
+	u32 i;
+
+	if (conn->id->qp)
+		rdma_destroy_qp(conn->id);
+	for (i = 0; i < conn->nr_segs; i++)
+		seg_release(conn, &conn->segs[i]);
+	seg_release(conn, &conn->table_seg);
+	kvfree(conn->segs);
+	if (conn->table)
+		free_pages((unsigned long)conn->table,
+			   get_order(conn->table_len));
+	if (conn->ready_dma)
+		ib_dma_unmap_single(conn->dev, conn->ready_dma,
+				    sizeof(*conn->ready), DMA_TO_DEVICE);
+	kfree(conn->ready);
+	if (conn->cq)
+		ib_free_cq(conn->cq);
+	if (conn->pd)
+		ib_dealloc_pd(conn->pd);
+	if (conn->movie) {
+		atomic_dec(&conn->movie->active_clients);
+		kvod_movie_put(conn->movie);
+	}
+}
+
+static void conn_release_work(struct work_struct *work)
+{
+	struct kvod_rdma_conn *conn =
+		container_of(work, struct kvod_rdma_conn, release_work);
+
+	rdma_disconnect(conn->id);
+	if (conn->id->qp)
+		ib_drain_qp(conn->id->qp);
+	/* MRs go before the cm_id: the client's rkeys die here. */
+	conn_free_resources(conn);
+	rdma_destroy_id(conn->id);
+	kvod_rdma_conn_unlink(conn);
+	kfree(conn);
+}
+
+/**
+ * kvod_rdma_conn_create() - set up a connection for a connect request
+ * @rl: the listener the request came in on
+ * @id: the request's new cm_id; its context becomes the connection
+ * @movie: a reference the connection takes over (also on failure)
+ * @status: set to why it failed (enum kvod_rdma_status)
+ *
+ * Called from the CONNECT_REQUEST handler. On failure everything but @id
+ * is released and the caller rejects and lets rdma_cm destroy @id.
+ *
+ * Return: the connection, or NULL.
+ */
+struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
+					     struct rdma_cm_id *id,
+					     struct kvod_movie *movie,
+					     u8 *status)
+{
+	struct kvod_rdma_conn *conn;
+	int ret;
+
+	*status = KVOD_RDMA_NO_RESOURCES;
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn) {
+		kvod_movie_put(movie);
+		return NULL;
+	}
+	INIT_LIST_HEAD(&conn->node);
+	INIT_WORK(&conn->release_work, conn_release_work);
+	conn->rl = rl;
+	conn->id = id;
+	conn->dev = id->device;
+	conn->movie = movie;
+	atomic_inc(&movie->active_clients);
+	conn->reg_cqe.done = conn_wc_done;
+	conn->ready_cqe.done = conn_wc_done;
+
+	conn->pd = ib_alloc_pd(conn->dev, 0);
+	if (IS_ERR(conn->pd)) {
+		ret = PTR_ERR(conn->pd);
+		conn->pd = NULL;
+		goto err;
+	}
+	ret = conn_map_movie(conn);
+	if (ret)
+		goto err;
+	ret = conn_map_table(conn);
+	if (ret)
+		goto err;
+	ret = conn_map_ready(conn);
+	if (ret)
+		goto err;
+	conn->cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5, 0,
+			       IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		goto err;
+	}
+	ret = conn_create_qp(conn);
+	if (ret)
+		goto err;
+	id->context = conn;
+	*status = KVOD_RDMA_OK;
+	return conn;
+
+err:
+	pr_warn_ratelimited("conn %pISpc: setup for %s failed: %d\n",
+			    &id->route.addr.dst_addr, movie->name, ret);
+	kvod_rdma_conn_destroy(conn);
+	return NULL;
+}
+
+/**
+ * kvod_rdma_conn_destroy() - free a connection that was never accepted
+ * @conn: from kvod_rdma_conn_create(), not linked on its listener
+ *
+ * The cm_id stays: the caller's handler returns non-zero and rdma_cm
+ * destroys it.
+ */
+void kvod_rdma_conn_destroy(struct kvod_rdma_conn *conn)
+{
+	conn_free_resources(conn);
+	kfree(conn);
+}
+
+/**
+ * kvod_rdma_conn_accept() - accept with the segment table's descriptor
+ * @conn: a connection from kvod_rdma_conn_create()
+ * @req: the connect request's parameters
+ *
+ * Return: rdma_accept()'s result.
+ */
+int kvod_rdma_conn_accept(struct kvod_rdma_conn *conn,
+			  const struct rdma_conn_param *req)
+{
+	struct kvod_rdma_reply reply = {
+		.magic = cpu_to_be32(KVOD_RDMA_MAGIC),
+		.version = KVOD_RDMA_VERSION,
+		.status = KVOD_RDMA_OK,
+		.movie_size = cpu_to_be64(conn->movie->length),
+		.table_addr = cpu_to_be64(conn->table_seg.mr->iova),
+		.table_rkey = cpu_to_be32(conn->table_seg.mr->rkey),
+		.table_len = cpu_to_be32(conn->table_len),
+		.nr_segments = cpu_to_be32(conn->nr_segs),
+	};
+	struct rdma_conn_param param = {
+		.private_data = &reply,
+		.private_data_len = sizeof(reply),
+		.responder_resources = min_t(u32, req->initiator_depth,
+					     conn->dev->attrs.max_qp_rd_atom),
+		.initiator_depth = 0,
+		.rnr_retry_count = 7,
+	};
+
+	return rdma_accept(conn->id, &param);
+}
+
+static void reg_wr_init(struct ib_reg_wr *wr, struct kvod_rdma_seg *seg,
+			struct ib_cqe *cqe, struct ib_send_wr *next)
+{
+	wr->wr.opcode = IB_WR_REG_MR;
+	wr->wr.wr_cqe = cqe;
+	wr->wr.next = next;
+	wr->mr = seg->mr;
+	wr->key = seg->mr->rkey;
+	wr->access = IB_ACCESS_REMOTE_READ;
+}
+
+/**
+ * kvod_rdma_conn_established() - register the memory, then say READY
+ * @conn: a connection whose QP is now connected
+ *
+ * Posts one REG_MR per segment and for the table, unsignaled, followed on
+ * the same send queue by the signaled READY SEND: the client sees READY
+ * only after the registrations took effect. This is all the work the
+ * server ever posts for a connection.
+ *
+ * Return: 0 or a negative errno (the caller closes the connection).
+ */
+int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
+{
+	struct ib_sge sge = {
+		.addr = conn->ready_dma,
+		.length = sizeof(*conn->ready),
+		.lkey = conn->pd->local_dma_lkey,
+	};
+	struct ib_send_wr send = {
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_cqe = &conn->ready_cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ib_reg_wr *regs;
+	struct ib_send_wr *next = &send;
+	u32 i;
+	int ret;
+
+	regs = kcalloc(conn->nr_segs + 1, sizeof(*regs), GFP_KERNEL);
+	if (!regs)
+		return -ENOMEM;
+	for (i = conn->nr_segs; i > 0; i--) {
+		reg_wr_init(&regs[i], &conn->segs[i - 1], &conn->reg_cqe, next);
+		next = &regs[i].wr;
+	}
+	reg_wr_init(&regs[0], &conn->table_seg, &conn->reg_cqe, next);
+
+	ret = ib_post_send(conn->id->qp, &regs[0].wr, NULL);
+	kfree(regs);
+	if (ret)
+		return ret;
+	set_bit(KVOD_RDMA_CONN_LIVE, &conn->flags);
+	kvod_lc_add(conn->rl->l, KVOD_LC_BYTES, conn->movie->length);
+	return 0;
+}
+
+/**
+ * kvod_rdma_conn_close() - start tearing a connection down
+ * @conn: a linked connection
+ *
+ * Idempotent, any process or softirq context; the work does the rest.
+ */
+void kvod_rdma_conn_close(struct kvod_rdma_conn *conn)
+{
+	if (!test_and_set_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
+		queue_work(kvod_rdma_wq, &conn->release_work);
+}

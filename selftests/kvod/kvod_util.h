@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by the kvod selftest programs: ioctl wrappers that
+ * return 0 or a positive errno (never -1), temporary movie files, and
+ * loading and unloading kvod.ko.
+ */
+#ifndef _KVOD_UTIL_H
+#define _KVOD_UTIL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/kvod.h>
+
+#define KVOD_MODULE		"kvod"
+#define KVOD_PARAM_CAP		"/sys/module/kvod/parameters/max_resident_mb"
+#define KVOD_CHUNK_BYTES	(2ULL << 20)
+#define MiB			(1ULL << 20)
+
+/*
+ * 0 on success, else the errno. A positive return from ioctl() (which the
+ * ABI never produces) comes back as a negative number so that it cannot
+ * be mistaken for either.
+ */
+static inline int kvod_ioctl(int dev, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(dev, cmd, arg);
+
+	if (ret == -1)
+		return errno;
+	return ret ? -ret : 0;
+}
+
+/* Copies up to KVOD_NAME_MAX bytes and zero-fills the rest of the field. */
+static inline void kvod_set_name(char dst[KVOD_NAME_MAX], const char *src)
+{
+	size_t n = strlen(src);
+
+	memset(dst, 0, KVOD_NAME_MAX);
+	memcpy(dst, src, n < KVOD_NAME_MAX ? n : KVOD_NAME_MAX);
+}
+
+static inline int kvod_add(int dev, const char *name, int fd, __u64 bitrate)
+{
+	struct kvod_movie_add a = {
+		.size = sizeof(a),
+		.fd = fd,
+		.bitrate = bitrate,
+	};
+
+	kvod_set_name(a.name, name);
+	return kvod_ioctl(dev, KVOD_IOC_MOVIE_ADD, &a);
+}
+
+static inline int kvod_del(int dev, const char *name)
+{
+	struct kvod_movie_ref r = { .size = sizeof(r) };
+
+	kvod_set_name(r.name, name);
+	return kvod_ioctl(dev, KVOD_IOC_MOVIE_DEL, &r);
+}
+
+static inline int kvod_info(int dev, const char *name,
+			    struct kvod_movie_info *mi)
+{
+	memset(mi, 0, sizeof(*mi));
+	mi->size = sizeof(*mi);
+	kvod_set_name(mi->name, name);
+	return kvod_ioctl(dev, KVOD_IOC_MOVIE_INFO, mi);
+}
+
+static inline int kvod_stats(int dev, struct kvod_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return kvod_ioctl(dev, KVOD_IOC_STATS, st);
+}
+
+static inline int kvod_list(int dev, struct kvod_movie_info *entries,
+			    __u32 room, __u32 *count, __u32 *filled)
+{
+	struct kvod_movie_list l = {
+		.size = sizeof(l),
+		.count = room,
+		.entry_size = sizeof(*entries),
+		.entries = (uintptr_t)entries,
+	};
+	int ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_LIST, &l);
+
+	if (!ret) {
+		*count = l.count;
+		*filled = l.filled;
+	}
+	return ret;
+}
+
+/*
+ * A regular file of @size bytes of a non-zero pattern derived from @seed,
+ * unlinked at once; returns an O_RDWR fd or -errno. The directory is
+ * $TMPDIR or /tmp (tmpfs in the guest).
+ */
+static inline int kvod_make_file(unsigned long long size, unsigned int seed)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char path[PATH_MAX];
+	unsigned char buf[65536];
+	unsigned long long off = 0;
+	size_t i;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/kvod-test-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(seed * 131 + i * 7) | 1;
+	while (off < size) {
+		size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		ssize_t w = pwrite(fd, buf, n, off);
+
+		if (w <= 0) {
+			err = w < 0 ? errno : EIO;
+			close(fd);
+			return -err;
+		}
+		off += w;
+	}
+	return fd;
+}
+
+/* Reopens an fd (even of an unlinked file) with other open flags. */
+static inline int kvod_reopen(int fd, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, flags);
+}
+
+static inline int kvod_module_load(const char *ko, const char *params)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return errno;
+	ret = syscall(SYS_finit_module, fd, params, 0) ? errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline int kvod_module_unload(void)
+{
+	return syscall(SYS_delete_module, KVOD_MODULE, O_NONBLOCK) ? errno : 0;
+}
+
+static inline int kvod_module_loaded(void)
+{
+	return access("/sys/module/" KVOD_MODULE, F_OK) == 0;
+}
+
+/*
+ * Where kvod.ko is: $KVOD_KO, else $KVOD_REPO/kmod/kvod.ko (tools/vm-run
+ * sets it), else two levels above this program (selftests/kvod/), then
+ * kmod/kvod.ko.
+ */
+static inline void kvod_ko_path(char *buf, size_t len)
+{
+	char exe[PATH_MAX - 32];
+	ssize_t n;
+	char *slash;
+	int i;
+
+	if (getenv("KVOD_KO")) {
+		snprintf(buf, len, "%s", getenv("KVOD_KO"));
+		return;
+	}
+	if (getenv("KVOD_REPO")) {
+		snprintf(buf, len, "%s/kmod/kvod.ko", getenv("KVOD_REPO"));
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	for (i = 0; i < 3; i++) {
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	snprintf(buf, len, "%s/kmod/kvod.ko", exe);
+}
+
+#endif /* _KVOD_UTIL_H */

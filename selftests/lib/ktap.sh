@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# KTAP output and small checks for kvod's shell tests. Source it:
+#
+#	. "$(dirname "$0")/../lib/ktap.sh"
+#	kvod_require_guest		# from guest.sh, sourced here
+#	ktap_header
+#	ktap_plan 2
+#	kvod_load
+#	check_eq "catalog starts empty" "" "$(tools/kvodctl list)"
+#	check_errno "unknown movie" ENOENT tools/kvodctl info nosuch
+#	kvod_unload
+#	ktap_finish
+#
+# Results: ktap_pass, ktap_fail, ktap_skip print one "ok"/"not ok" line
+# each and count it. ktap_finish exits 0 if nothing failed (skips are
+# fine), 1 if anything failed or the plan was not met, 4 (kselftest's
+# skip) if every test was skipped. Diagnostics go to stdout as "# ..."
+# lines, which KTAP parsers ignore.
+
+KTAP_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KVOD_REPO=${KVOD_REPO:-$(cd "$KTAP_LIB_DIR/../.." && pwd)}
+# shellcheck source=selftests/lib/guest.sh
+. "$KTAP_LIB_DIR/guest.sh"
+
+KTAP_PLAN=
+KTAP_NUM=0
+KTAP_PASS=0
+KTAP_FAIL=0
+KTAP_SKIP=0
+
+ktap_header() {
+	echo "TAP version 13"
+}
+
+ktap_plan() {
+	KTAP_PLAN=$1
+	echo "1..$1"
+}
+
+# ktap_print_msg MSG...: each line of each MSG as a "# " diagnostic.
+ktap_print_msg() {
+	local msg line
+
+	for msg; do
+		while IFS= read -r line; do
+			echo "# $line"
+		done <<<"$msg"
+	done
+}
+
+ktap_pass() {
+	KTAP_NUM=$((KTAP_NUM + 1))
+	KTAP_PASS=$((KTAP_PASS + 1))
+	echo "ok $KTAP_NUM $*"
+}
+
+ktap_fail() {
+	KTAP_NUM=$((KTAP_NUM + 1))
+	KTAP_FAIL=$((KTAP_FAIL + 1))
+	echo "not ok $KTAP_NUM $*"
+}
+
+# ktap_skip DESC REASON
+ktap_skip() {
+	KTAP_NUM=$((KTAP_NUM + 1))
+	KTAP_SKIP=$((KTAP_SKIP + 1))
+	echo "ok $KTAP_NUM $1 # SKIP ${2:-}"
+}
+
+# ktap_bail_out REASON: give up on the whole test program.
+ktap_bail_out() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+ktap_finish() {
+	ktap_print_msg "Totals: pass:$KTAP_PASS fail:$KTAP_FAIL skip:$KTAP_SKIP"
+	if [ -n "$KTAP_PLAN" ] && [ "$KTAP_NUM" != "$KTAP_PLAN" ]; then
+		ktap_print_msg "planned $KTAP_PLAN tests but ran $KTAP_NUM"
+		exit 1
+	fi
+	if [ "$KTAP_FAIL" -gt 0 ]; then
+		exit 1
+	fi
+	if [ "$KTAP_NUM" -gt 0 ] && [ "$KTAP_SKIP" = "$KTAP_NUM" ]; then
+		exit 4
+	fi
+	exit 0
+}
+
+# check_eq DESC EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		ktap_pass "$1"
+	else
+		ktap_print_msg "expected: '$2'" "actual:   '$3'"
+		ktap_fail "$1"
+	fi
+}
+
+# check_ok DESC CMD...: CMD must succeed. Its output goes to the log as
+# diagnostics.
+check_ok() {
+	local desc=$1 out rc=0
+
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [ "$rc" = 0 ]; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "$* exited $rc:" "$out"
+		ktap_fail "$desc"
+	fi
+}
+
+# check_fail DESC CMD...: CMD must fail (any non-zero status).
+check_fail() {
+	local desc=$1 rc=0
+
+	shift
+	"$@" >/dev/null 2>&1 || rc=$?
+	if [ "$rc" != 0 ]; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "$* succeeded, expected a failure"
+		ktap_fail "$desc"
+	fi
+}
+
+# errno_text NAME: strerror() of errno NAME (ENOENT -> "No such file or
+# directory").
+errno_text() {
+	python3 -c 'import errno, os, sys; print(os.strerror(getattr(errno, sys.argv[1])))' "$1"
+}
+
+# check_errno DESC ERRNO CMD...: CMD must fail and name ERRNO (ENOENT) or
+# its strerror() text on stderr or stdout.
+check_errno() {
+	local desc=$1 name=$2 out rc=0 text
+
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	text=$(errno_text "$name")
+	if [ "$rc" != 0 ] && { [[ $out == *"$name"* ]] || [[ $out == *"$text"* ]]; }; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "$* exited $rc, expected a failure with $name ($text):" "$out"
+		ktap_fail "$desc"
+	fi
+}
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+
+	shift
+	until "$@"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# kmod_load NAME [PARAMS...]: insmod $KVOD_REPO/kmod/NAME.ko.
+kmod_load() {
+	local name=$1
+
+	shift
+	kvod_require_guest
+	insmod "$KVOD_REPO/kmod/$name.ko" "$@" &&
+		wait_for 5 test -d "/sys/module/$name"
+}
+
+# kmod_unload NAME: remove module NAME if it is loaded.
+kmod_unload() {
+	[ -d "/sys/module/$1" ] || return 0
+	rmmod "$1" && wait_for 5 test ! -d "/sys/module/$1"
+}
+
+# kvod_load [PARAMS...]: load kvod.ko and wait for /dev/kvod.
+kvod_load() {
+	kmod_load kvod "$@" && wait_for 5 test -c /dev/kvod
+}
+
+kvod_unload() {
+	kmod_unload kvod
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One command's command line: options (getopt_long, so they may come
+ * before, between or after the positional arguments; "--" ends them) and
+ * exactly as many positional arguments as the command's table row names.
+ * A command is only offered the options its row allows, so that, say,
+ * "del x --json" is an unknown option rather than silently ignored.
+ */
+#include "kvodctl.h"
+
+#include <getopt.h>
+#include <string.h>
+
+/* getopt values of long-only options: above any short option's char. */
+enum {
+	VAL_LONG_ONLY = 0x100,
+	VAL_JSON = VAL_LONG_ONLY,
+	VAL_BITRATE,
+};
+
+struct opt_def {
+	unsigned int need;	/* OPT_* the command must allow; 0: always */
+	struct option opt;
+};
+
+static const struct opt_def opt_defs[] = {
+	{ 0,		{ "help", no_argument, NULL, 'h' } },
+	{ OPT_JSON,	{ "json", no_argument, NULL, VAL_JSON } },
+	{ OPT_BITRATE, { "bitrate", required_argument, NULL, VAL_BITRATE } },
+};
+
+#define NR_OPT_DEFS	ARRAY_SIZE(opt_defs)
+
+/* Fill @lo with the options @c allows, followed by the all-zero end. */
+static void build_opts(const struct kvodctl_cmd *c,
+		       struct option lo[NR_OPT_DEFS + 1])
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < NR_OPT_DEFS; i++) {
+		if ((opt_defs[i].need & c->opts) == opt_defs[i].need)
+			lo[n++] = opt_defs[i].opt;
+	}
+	memset(&lo[n], 0, sizeof(lo[n]));
+}
+
+/* getopt_long() said '?' or ':' about the option before argv[optind]. */
+static int bad_option(const char *cmd, int ret, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (ret == ':')
+		err_msg("%s: option '%s' needs an argument", cmd, arg);
+	else if (optopt > 0 && optopt < VAL_LONG_ONLY)
+		err_msg("%s: unknown option '-%c'", cmd, optopt);
+	else if (optopt >= VAL_LONG_ONLY)
+		err_msg("%s: option '%.*s' takes no argument", cmd,
+			(int)strcspn(arg, "="), arg);
+	else
+		err_msg("%s: unknown option '%s'", cmd, arg);
+	return EXIT_USAGE;
+}
+
+static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
+		      struct kvodctl_args *a)
+{
+	struct option lo[NR_OPT_DEFS + 1];
+	int ret;
+
+	build_opts(c, lo);
+	opterr = 0;
+	while ((ret = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		switch (ret) {
+		case 'h':
+			usage(stdout);
+			return ARGS_HELP;
+		case VAL_JSON:
+			a->json = true;
+			break;
+		case VAL_BITRATE:
+			if (parse_rate(optarg, &a->bitrate)) {
+				err_msg("invalid bitrate '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		default:
+			return bad_option(c->name, ret, argv);
+		}
+	}
+	return 0;
+}
+
+/* Check that @argv has exactly the positional arguments @c names. */
+static int check_pos(const struct kvodctl_cmd *c, int argc, char **argv)
+{
+	int n;
+
+	for (n = 0; c->pos[n]; n++) {
+		if (n == argc) {
+			err_msg("%s: missing %s", c->name, c->pos[n]);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc > n) {
+		err_msg("%s: unexpected argument '%s'", c->name, argv[n]);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/**
+ * parse_args() - check a command line against the command's table row
+ * @c: the command
+ * @argc, @argv: its arguments; @argv[0] is the command's name
+ * @a: filled in on success
+ *
+ * Returns 0 to run the command, ARGS_HELP if the help was printed, or
+ * EXIT_USAGE after printing what is wrong.
+ */
+int parse_args(const struct kvodctl_cmd *c, int argc, char **argv,
+	       struct kvodctl_args *a)
+{
+	int first = 1, ret;
+
+	memset(a, 0, sizeof(*a));
+	a->cmd = c->name;
+	if (!(c->opts & OPT_RAW)) {
+		ret = parse_opts(c, argc, argv, a);
+		if (ret)
+			return ret;
+		first = optind;
+	}
+	ret = check_pos(c, argc - first, argv + first);
+	if (ret)
+		return ret;
+	a->pos = argv + first;
+	return 0;
+}

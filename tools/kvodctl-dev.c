@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The device: where it is, opening it, and turning a failed ioctl into
+ * one line that says what the kernel meant.
+ */
+#include "kvodctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+/* $KVOD_DEVICE lets tests point kvodctl elsewhere. */
+static const char *kvod_path(void)
+{
+	const char *path = getenv("KVOD_DEVICE");
+
+	return path && *path ? path : KVOD_DEVICE;
+}
+
+/**
+ * kvod_open() - open the device
+ * @flags: O_RDONLY for queries, O_RDWR for changes
+ *
+ * Returns the fd, or -1 after printing why not.
+ */
+int kvod_open(int flags)
+{
+	const char *path = kvod_path();
+	int dev, err;
+
+	dev = open(path, flags | O_CLOEXEC);
+	if (dev >= 0)
+		return dev;
+	err = errno;
+	err_msg("%s: %s%s", path, strerror(err),
+		err == ENOENT || err == ENODEV || err == ENXIO ?
+		" (is the kvod module loaded?)" : "");
+	return -1;
+}
+
+/* What @err means coming from ioctl @req, where the kernel is specific. */
+static const char *kvod_strerror(unsigned long req, int err)
+{
+	bool add = req == KVOD_IOC_MOVIE_ADD;
+	bool lookup = req == KVOD_IOC_MOVIE_DEL || req == KVOD_IOC_MOVIE_INFO;
+
+	if (err == EPERM)
+		return "Operation not permitted (needs CAP_NET_ADMIN)";
+	if (err == ENOSPC && add)
+		return "No space left: over the resident memory cap (max_resident_mb)";
+	if (err == ENOENT && lookup)
+		return "no such movie";
+	return strerror(err);
+}
+
+/**
+ * kvod_ioctl() - issue an ioctl, and say why if it fails
+ * @dev: from kvod_open()
+ * @req: KVOD_IOC_*
+ * @arg: its argument struct
+ * @cmd: the kvodctl command, for the message
+ * @what: what it acts on (a movie's name), or NULL
+ *
+ * Returns 0 or EXIT_RUNTIME.
+ */
+int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
+	       const char *what)
+{
+	const char *why;
+
+	if (!ioctl(dev, req, arg))
+		return 0;
+	why = kvod_strerror(req, errno);
+	if (what)
+		err_msg("%s %s: %s", cmd, what, why);
+	else
+		err_msg("%s: %s", cmd, why);
+	return EXIT_RUNTIME;
+}
+
+/*
+ * Copy movie name @what into an ABI name field. Only its length is checked
+ * here, because a longer name cannot be passed at all; what a valid name
+ * is, is for the kernel to say.
+ */
+int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd, const char *what)
+{
+	size_t len = strlen(what);
+
+	if (len >= KVOD_NAME_MAX) {
+		err_msg("%s %s: name too long (at most %d bytes)", cmd, what,
+			KVOD_NAME_MAX - 1);
+		return EXIT_USAGE;
+	}
+	memcpy(name, what, len + 1);
+	return 0;
+}

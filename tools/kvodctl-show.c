@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How objects print: as "key: value" lines, as table rows and as JSON
+ * objects. Each object's fields are listed once, with their JSON key and
+ * table heading, so the three forms cannot drift apart. Numbers are exact
+ * integers (bytes, bits/s), never rounded for humans: scripts parse them.
+ *
+ * Names from the kernel are read within their 64-byte field whether or
+ * not they are NUL-terminated.
+ */
+#include "kvodctl.h"
+
+#include <string.h>
+
+struct field {
+	const char *key;	/* JSON key, and key of "key: value" lines */
+	const char *head;	/* table heading */
+};
+
+static const struct field movie_fields[] = {
+	{ "size",		"SIZE" },
+	{ "bitrate",		"BITRATE" },
+	{ "resident",		"RESIDENT" },
+	{ "chunks",		"CHUNKS" },
+	{ "active_clients",	"CLIENTS" },
+	{ "bytes_served",	"SERVED" },
+};
+
+#define MOVIE_NUMS	ARRAY_SIZE(movie_fields)
+
+/* @m's numbers, in the order of movie_fields[]. */
+static void movie_nums(const struct kvod_movie_info *m, __u64 v[MOVIE_NUMS])
+{
+	v[0] = m->length;
+	v[1] = m->bitrate;
+	v[2] = m->resident;
+	v[3] = m->chunks;
+	v[4] = m->active_clients;
+	v[5] = m->bytes_served;
+}
+
+static const struct field stats_fields[] = {
+	{ "movies",		"MOVIES" },
+	{ "zombies",		"ZOMBIES" },
+	{ "resident",		"RESIDENT" },
+	{ "resident_max",	"RESIDENT_MAX" },
+};
+
+#define STATS_NUMS	ARRAY_SIZE(stats_fields)
+
+static void stats_nums(const struct kvod_stats *st, __u64 v[STATS_NUMS])
+{
+	v[0] = st->movies;
+	v[1] = st->zombies;
+	v[2] = st->resident;
+	v[3] = st->resident_max;
+}
+
+static int name_len(const struct kvod_movie_info *m)
+{
+	return strnlen(m->name, sizeof(m->name));
+}
+
+static void kv_nums(const struct field *f, const __u64 *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		printf("%s: %llu\n", f[i].key, v[i]);
+}
+
+static void json_nums(struct json *j, const struct field *f, const __u64 *v,
+		      size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_u64(j, f[i].key, v[i]);
+}
+
+void show_movie_kv(const struct kvod_movie_info *m)
+{
+	__u64 v[MOVIE_NUMS];
+
+	movie_nums(m, v);
+	printf("name: %.*s\n", name_len(m), m->name);
+	kv_nums(movie_fields, v, MOVIE_NUMS);
+}
+
+void show_movie_json(struct json *j, const char *key,
+		     const struct kvod_movie_info *m)
+{
+	__u64 v[MOVIE_NUMS];
+
+	movie_nums(m, v);
+	json_obj_begin(j, key);
+	json_str(j, "name", m->name, name_len(m));
+	json_nums(j, movie_fields, v, MOVIE_NUMS);
+	json_obj_end(j);
+}
+
+static int max_int(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* Column widths: w[0] for the name, w[1 + i] for movie_fields[i]. */
+static void movie_widths(const struct kvod_movie_info *m, size_t n,
+			 int w[1 + MOVIE_NUMS])
+{
+	__u64 v[MOVIE_NUMS];
+	size_t i, k;
+	int len;
+
+	w[0] = strlen("NAME");
+	for (k = 0; k < MOVIE_NUMS; k++)
+		w[1 + k] = strlen(movie_fields[k].head);
+	for (i = 0; i < n; i++) {
+		movie_nums(&m[i], v);
+		w[0] = max_int(w[0], name_len(&m[i]));
+		for (k = 0; k < MOVIE_NUMS; k++) {
+			len = snprintf(NULL, 0, "%llu", v[k]);
+			w[1 + k] = max_int(w[1 + k], len);
+		}
+	}
+}
+
+/* A heading line, then one line per movie; columns are blank-separated. */
+void show_movie_table(const struct kvod_movie_info *m, size_t n)
+{
+	int w[1 + MOVIE_NUMS];
+	__u64 v[MOVIE_NUMS];
+	size_t i, k;
+
+	movie_widths(m, n, w);
+	printf("%-*s", w[0], "NAME");
+	for (k = 0; k < MOVIE_NUMS; k++)
+		printf("  %*s", w[1 + k], movie_fields[k].head);
+	putchar('\n');
+
+	for (i = 0; i < n; i++) {
+		movie_nums(&m[i], v);
+		printf("%-*.*s", w[0], name_len(&m[i]), m[i].name);
+		for (k = 0; k < MOVIE_NUMS; k++)
+			printf("  %*llu", w[1 + k], v[k]);
+		putchar('\n');
+	}
+}
+
+void show_stats_kv(const struct kvod_stats *st)
+{
+	__u64 v[STATS_NUMS];
+
+	stats_nums(st, v);
+	kv_nums(stats_fields, v, STATS_NUMS);
+}
+
+void show_stats_json(struct json *j, const char *key,
+		     const struct kvod_stats *st)
+{
+	__u64 v[STATS_NUMS];
+
+	stats_nums(st, v);
+	json_obj_begin(j, key);
+	json_nums(j, stats_fields, v, STATS_NUMS);
+	json_obj_end(j);
+}

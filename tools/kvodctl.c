@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvodctl: register, remove and inspect the movies the kvod module serves.
+ *
+ * Usage: kvodctl COMMAND [ARGS]; see usage() below and kvodctl(8).
+ *
+ * Exit status: 0 on success, 1 when the device, a file or the kernel
+ * refuses (EXIT_RUNTIME), 2 for a bad command line (EXIT_USAGE). Every
+ * error is exactly one line on stderr: "kvodctl: <command> <what>: <why>".
+ *
+ * Not in the help: "kvodctl __parse-rate RATE" prints RATE as an integer
+ * number of bits/s, or fails like --bitrate would (exit 2), so that shell
+ * tests can check RATE parsing on a machine without the module.
+ */
+#include "kvodctl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+static const char *const name_arg[] = { "NAME", NULL };
+static const char *const add_args[] = { "NAME", "FILE", NULL };
+static const char *const rate_arg[] = { "RATE", NULL };
+static const char *const no_args[] = { NULL };
+
+static const struct kvodctl_cmd cmds[] = {
+	{ "add",	cmd_add,	OPT_BITRATE,	add_args },
+	{ "del",	cmd_del,	0,		name_arg },
+	{ "list",	cmd_list,	OPT_JSON,	no_args },
+	{ "info",	cmd_info,	OPT_JSON,	name_arg },
+	{ "stats",	cmd_stats,	OPT_JSON,	no_args },
+	{ "__parse-rate", cmd_parse_rate, OPT_RAW,	rate_arg },
+};
+
+void usage(FILE *f)
+{
+	fputs("Usage: kvodctl COMMAND [ARGS]\n"
+	      "\n"
+	      "Commands:\n"
+	      "  add NAME FILE [--bitrate RATE]  register FILE as movie NAME\n"
+	      "  del NAME                        remove movie NAME\n"
+	      "  list [--json]                   list the movies\n"
+	      "  info NAME [--json]              show movie NAME\n"
+	      "  stats [--json]                  show module-wide counters\n"
+	      "  help                            show this help\n"
+	      "\n"
+	      "Options:\n"
+	      "  --bitrate RATE  nominal bit rate in bits/s, with an optional\n"
+	      "                  k, M or G suffix: 8700000, 8.7M, 2500k\n"
+	      "  --json          print one JSON object\n"
+	      "  -h, --help      show this help\n"
+	      "  --version       show the version\n"
+	      "\n"
+	      "The device is " KVOD_DEVICE ", or $KVOD_DEVICE if set.\n"
+	      "See kvodctl(8).\n", f);
+}
+
+/* Print "kvodctl: " @fmt "\n" on stderr. */
+void err_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("kvodctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const struct kvodctl_cmd *find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	}
+	return NULL;
+}
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "help") || !strcmp(arg, "-h") ||
+	       !strcmp(arg, "--help");
+}
+
+/* A full disk or a closed pipe on stdout is an error too. */
+static int finish(int ret)
+{
+	int err = fflush(stdout) ? errno : ferror(stdout) ? EIO : 0;
+
+	if (!err)
+		return ret;
+	err_msg("write error: %s", strerror(err));
+	return ret ? ret : EXIT_RUNTIME;
+}
+
+int main(int argc, char **argv)
+{
+	const struct kvodctl_cmd *c;
+	struct kvodctl_args a;
+	int ret;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (is_help(argv[1])) {
+		usage(stdout);
+		return finish(0);
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("kvodctl " KVODCTL_VERSION);
+		return finish(0);
+	}
+
+	c = find_cmd(argv[1]);
+	if (!c) {
+		err_msg("unknown %s '%s'",
+			argv[1][0] == '-' ? "option" : "command", argv[1]);
+		return EXIT_USAGE;
+	}
+	ret = parse_args(c, argc - 1, argv + 1, &a);
+	if (ret == ARGS_HELP)
+		return finish(0);
+	if (ret)
+		return ret;
+	return finish(c->run(&a));
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kvodctl: the control tool for /dev/kvod. Declarations shared by its
+ * files, grouped by the file that owns them.
+ *
+ * Every command runs in three steps: main() looks the command up in the
+ * table in kvodctl.c, parse_args() checks the command line against that
+ * table row, and the command's run() does one or two ioctls and prints.
+ * Errors are one line on stderr; see err_msg() for the format.
+ */
+#ifndef KVODCTL_H
+#define KVODCTL_H
+
+/* __u64 is unsigned long long on every architecture: print with %llu. */
+#define __SANE_USERSPACE_TYPES__
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <linux/kvod.h>
+
+#define KVODCTL_VERSION		"0.1"
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+
+/* Exit statuses besides 0. */
+#define EXIT_RUNTIME	1	/* the device, a file or the kernel refused */
+#define EXIT_USAGE	2	/* bad command line */
+
+/* kvodctl.c: the command table, usage and error messages */
+
+/* Options a command accepts (struct kvodctl_cmd.opts). */
+#define OPT_JSON	(1U << 0)	/* --json */
+#define OPT_BITRATE	(1U << 1)	/* --bitrate RATE */
+#define OPT_RAW		(1U << 2)	/* no getopt: argv taken literally */
+
+struct kvodctl_args;
+
+struct kvodctl_cmd {
+	const char *name;
+	int (*run)(const struct kvodctl_args *a);
+	unsigned int opts;
+	const char *const *pos;	/* positional argument names, NULL-ended */
+};
+
+void usage(FILE *f);
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* kvodctl-args.c: one command's command line */
+
+struct kvodctl_args {
+	const char *cmd;	/* the command's name, for messages */
+	char **pos;		/* exactly as many as the command names */
+	bool json;
+	__u64 bitrate;		/* 0 if not given */
+};
+
+/* parse_args() returns this when it printed the help: exit 0. */
+#define ARGS_HELP		(-1)
+
+int parse_args(const struct kvodctl_cmd *c, int argc, char **argv,
+	       struct kvodctl_args *a);
+
+/* kvodctl-rate.c: RATE */
+
+int parse_rate(const char *s, __u64 *rate);
+int cmd_parse_rate(const struct kvodctl_args *a);
+
+/* kvodctl-dev.c: the device and its errors */
+
+int kvod_open(int flags);
+int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
+	       const char *what);
+int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd,
+		  const char *what);
+
+/* kvodctl-json.c: a minimal JSON writer */
+
+struct json {
+	FILE *f;
+	unsigned int depth;
+	unsigned long long later;	/* bit per depth: a comma is due */
+};
+
+void json_init(struct json *j, FILE *f);
+void json_obj_begin(struct json *j, const char *key);
+void json_obj_end(struct json *j);
+void json_arr_begin(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_u64(struct json *j, const char *key, __u64 v);
+void json_str(struct json *j, const char *key, const char *s, size_t len);
+void json_finish(struct json *j);
+
+/* kvodctl-show.c: how objects print, as text and as JSON */
+
+void show_movie_kv(const struct kvod_movie_info *m);
+void show_movie_json(struct json *j, const char *key,
+		     const struct kvod_movie_info *m);
+void show_movie_table(const struct kvod_movie_info *v, size_t n);
+void show_stats_kv(const struct kvod_stats *st);
+void show_stats_json(struct json *j, const char *key,
+		     const struct kvod_stats *st);
+
+/* kvodctl-change.c: commands that change the catalog (O_RDWR) */
+
+int cmd_add(const struct kvodctl_args *a);
+int cmd_del(const struct kvodctl_args *a);
+
+/* kvodctl-query.c: commands that only read (O_RDONLY) */
+
+int cmd_info(const struct kvodctl_args *a);
+int cmd_list(const struct kvodctl_args *a);
+int cmd_stats(const struct kvodctl_args *a);
+
+#endif /* KVODCTL_H */
