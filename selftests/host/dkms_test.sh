@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# DKMS packaging: `dkms add`, `build` and `install` of a clean export of the
+# tree, into private dkms and install trees (nothing of the host's module
+# tree is touched, nothing is loaded). Runs on the build machine.
+set -u
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+. "$REPO/selftests/lib/ktap.sh"
+
+KVER=${KVER:-$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null |
+	sed 's|.*/linux-headers-||' | sort -V | tail -n1)}
+VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")
+
+ktap_header
+ktap_plan 6
+
+if ! command -v dkms >/dev/null || [ -z "$KVER" ]; then
+	for t in add build install kvod sch_tsock vermagic; do
+		ktap_skip "dkms $t" "dkms or 6.12 headers missing"
+	done
+	ktap_finish
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/src/kvod-$VERSION" "$tmp/dkms" "$tmp/inst/$KVER"
+# The working tree as it is (tracked and new files), without build products.
+(cd "$REPO" && git ls-files -co --exclude-standard -z |
+	xargs -0 tar -c --no-recursion -f - 2>/dev/null) |
+	tar -x -C "$tmp/src/kvod-$VERSION"
+
+dk() {
+	dkms "$@" --sourcetree "$tmp/src" --dkmstree "$tmp/dkms" \
+		--installtree "$tmp/inst" >"$tmp/log" 2>&1
+}
+
+check() {
+	local desc=$1
+
+	shift
+	if "$@"; then
+		ktap_pass "$desc"
+	else
+		sed 's/^/# /' "$tmp/log" | tail -n 20
+		ktap_fail "$desc"
+	fi
+}
+
+check "dkms add kvod/$VERSION" dk add "kvod/$VERSION"
+check "dkms build for $KVER" dk build "kvod/$VERSION" -k "$KVER"
+check "dkms install into a private tree" \
+	dk install "kvod/$VERSION" -k "$KVER" --force
+
+installed() {
+	ls "$tmp/inst/$KVER/updates/dkms/$1.ko"* >/dev/null 2>&1
+}
+check "kvod.ko installed under updates/dkms" installed kvod
+check "sch_tsock.ko installed under updates/dkms" installed sch_tsock
+
+vermagic_ok() {
+	local ko
+
+	ko=$(ls "$tmp/inst/$KVER/updates/dkms/kvod.ko"* | head -n1)
+	modinfo -F vermagic "$ko" | grep -q "^$KVER "
+}
+check "installed kvod.ko is built for $KVER" vermagic_ok
+
+ktap_finish
