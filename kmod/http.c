@@ -1,10 +1,740 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * HTTP/1.1 range server: not built in yet.
+ * HTTP/1.1 range server: listeners and connections.
+ *
+ * Event driven, with no thread per connection. A listener is a kernel TCP
+ * socket in the listener's namespace whose sk_data_ready queues an accept
+ * work; each accepted connection gets a struct http_conn whose socket
+ * callbacks (data ready, write space, state change) and whose one timer do
+ * nothing but queue the connection's work. That work runs the state
+ * machine (http.h: READ, SEND, LINGER, DEAD) with non-blocking socket
+ * calls only, so a worker never sleeps on a client. A work item never runs
+ * concurrently with itself, which is what serialises a connection: every
+ * field of struct http_conn but @ref and @flags is only touched by it.
+ *
+ * Deadlines (module parameters): a request head must be complete within
+ * http_header_timeout seconds of its first byte (of the connection, for
+ * the first request), else 408; a keep-alive connection with nothing to
+ * do, or a response that makes no progress, is closed after
+ * http_idle_timeout seconds. TCP keepalive finds dead peers in between.
+ *
+ * Limits: http_max_conns connections over all listeners and
+ * http_max_conns_per_addr per client address and listener. A connection
+ * over a limit is answered 503 at once and closed; past a small slack of
+ * such answers in flight, further ones are closed unanswered.
+ *
+ * Lifetimes. A connection holds one reference for its life and one per
+ * queued run of its work. Teardown happens in the work (conn_close()):
+ * restore the socket's callbacks under sk_callback_lock (after which none
+ * of ours can run for this socket), shut the timer down, release the
+ * socket, let go of the movie, drop the life reference. The last reference
+ * unlinks the connection from its listener and frees it.
+ *
+ * A listener's http_server outlives its connections: http_stop() restores
+ * the listening socket's callback, cancels the accept work, releases the
+ * socket, flags every connection to abort (RST, so nothing lingers) and
+ * waits until the last one is freed; only then does it destroy the
+ * workqueue (which waits for the works that freed them to return) and
+ * free the server.
  */
-#include "kvod.h"
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in6.h>
+#include <linux/jhash.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/tcp.h>
+#include <linux/wait.h>
+#include <net/ipv6.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "http.h"
+
+static unsigned int http_max_conns = 16384;
+module_param(http_max_conns, uint, 0644);
+MODULE_PARM_DESC(http_max_conns,
+		 "HTTP connections over all listeners, 0 for no limit; more get 503 (default 16384)");
+
+static unsigned int http_max_conns_per_addr = 1024;
+module_param(http_max_conns_per_addr, uint, 0644);
+MODULE_PARM_DESC(http_max_conns_per_addr,
+		 "HTTP connections per client address and listener, 0 for no limit; more get 503 (default 1024)");
+
+static unsigned int http_header_timeout = 10;
+module_param(http_header_timeout, uint, 0644);
+MODULE_PARM_DESC(http_header_timeout,
+		 "Seconds a client has to send a complete request head (default 10)");
+
+static unsigned int http_idle_timeout = 60;
+module_param(http_idle_timeout, uint, 0644);
+MODULE_PARM_DESC(http_idle_timeout,
+		 "Seconds an idle keep-alive connection or a stalled response lives (default 60)");
+
+#define HTTP_BACKLOG		1024
+#define HTTP_LINGER_SECS	2	/* draining input before the final close */
+#define HTTP_REFUSE_SLACK	64	/* 503 answers in flight */
+#define HTTP_STEPS		16	/* state machine steps per work run */
+#define HTTP_PEER_BITS		6
+
+/* TCP keepalive: first probe after 2 min idle, then 4 probes 30 s apart. */
+#define HTTP_KEEPIDLE		120
+#define HTTP_KEEPINTVL		30
+#define HTTP_KEEPCNT		4
+
+static atomic_t http_nr_conns = ATOMIC_INIT(0);	/* all listeners */
+static atomic_t http_nr_refusing = ATOMIC_INIT(0);
+
+/**
+ * struct http_server - the HTTP half of a listener (kvod_listener.priv)
+ * @l: the listener
+ * @sock: the listening socket
+ * @wq: runs @accept_work and every connection's work
+ * @accept_work: accepts until the backlog is empty
+ * @data_ready: the listening socket's callback before ours
+ * @lock: protects @conns, @peers, @nr_conns, @stopping
+ * @conns: every connection not yet freed
+ * @peers: connections that count against the per-address limit, by address
+ * @nr_conns: entries on @conns
+ * @stopping: http_stop() began; no connection may be added
+ * @wait: woken when @nr_conns drops to 0
+ */
+struct http_server {
+	struct kvod_listener *l;
+	struct socket *sock;
+	struct workqueue_struct *wq;
+	struct work_struct accept_work;
+	void (*data_ready)(struct sock *sk);
+	spinlock_t lock;	/* see the kernel-doc above */
+	struct list_head conns;
+	struct hlist_head peers[BIT(HTTP_PEER_BITS)];
+	unsigned int nr_conns;
+	bool stopping;
+	wait_queue_head_t wait;
+};
+
+struct kvod_listener *kvod_http_listener(const struct http_conn *conn)
+{
+	return conn->srv->l;
+}
+
+/* Step results of the state machine. */
+enum {
+	STEP_AGAIN,	/* progress: run the next step */
+	STEP_WAIT,	/* wait for a socket callback or the timer */
+	STEP_YIELD,	/* more to do, but let others run first */
+	STEP_ABORT,	/* broken: reset the connection */
+};
+
+static void conn_release(struct kref *ref)
+{
+	struct http_conn *conn = container_of(ref, struct http_conn, ref);
+	struct http_server *srv = conn->srv;
+	bool last;
+
+	spin_lock(&srv->lock);
+	list_del(&conn->node);
+	if (!hlist_unhashed(&conn->peer_node))
+		hlist_del(&conn->peer_node);
+	last = !--srv->nr_conns;
+	spin_unlock(&srv->lock);
+
+	if (test_bit(HTTP_CONN_REFUSE, &conn->flags))
+		atomic_dec(&http_nr_refusing);
+	else
+		atomic_dec(&http_nr_conns);
+	kvod_lc_dec(srv->l, KVOD_LC_ACTIVE);
+	kfree(conn->rx);
+	kfree(conn);
+	/* http_stop() frees srv only after this work returned. */
+	if (last)
+		wake_up(&srv->wait);
+}
+
+/* Queue the work with a reference of its own. Any context. */
+static void conn_queue(struct http_conn *conn)
+{
+	kref_get(&conn->ref);
+	if (!queue_work(conn->srv->wq, &conn->work))
+		kref_put(&conn->ref, conn_release);
+}
+
+/*
+ * The socket callbacks. sk_user_data is cleared under the write side of
+ * sk_callback_lock before a connection goes away, so a callback that finds
+ * it set under the read side may use it.
+ */
+static void conn_data_ready(struct sock *sk)
+{
+	struct http_conn *conn;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = sk->sk_user_data;
+	if (conn)
+		conn_queue(conn);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void conn_write_space(struct sock *sk)
+{
+	struct http_conn *conn;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = sk->sk_user_data;
+	if (conn && sk_stream_is_writeable(sk)) {
+		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		conn_queue(conn);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void conn_state_change(struct sock *sk)
+{
+	struct http_conn *conn;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = sk->sk_user_data;
+	if (conn)
+		conn_queue(conn);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void conn_timer(struct timer_list *t)
+{
+	struct http_conn *conn = from_timer(conn, t, timer);
+
+	conn_queue(conn);
+}
+
+static void conn_set_phase(struct http_conn *conn, enum http_phase phase)
+{
+	unsigned int secs;
+
+	switch (phase) {
+	case HTTP_PH_HEADER:
+		secs = READ_ONCE(http_header_timeout);
+		break;
+	case HTTP_PH_LINGER:
+		secs = HTTP_LINGER_SECS;
+		break;
+	default:
+		secs = READ_ONCE(http_idle_timeout);
+		break;
+	}
+	conn->phase = phase;
+	conn->deadline = jiffies + max(secs, 1U) * HZ;
+	mod_timer(&conn->timer, conn->deadline);
+}
+
+/* Tear the connection down; see "Lifetimes" at the top. */
+static void conn_close(struct http_conn *conn, bool abort)
+{
+	struct sock *sk = conn->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = conn->data_ready;
+	sk->sk_write_space = conn->write_space;
+	sk->sk_state_change = conn->state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	timer_shutdown_sync(&conn->timer);
+	if (abort)
+		sock_no_linger(sk);
+	sock_release(conn->sock);
+	conn->sock = NULL;
+	kvod_http_tx_done(conn);
+	conn->state = HTTP_DEAD;
+	kref_put(&conn->ref, conn_release);
+}
+
+/* The response is out: close, or wait for the next request. */
+static int conn_next(struct http_conn *conn)
+{
+	kvod_http_tx_done(conn);
+	conn->served++;
+	if (conn->tx.close) {
+		kernel_sock_shutdown(conn->sock, SHUT_WR);
+		conn->state = HTTP_LINGER;
+		conn_set_phase(conn, HTTP_PH_LINGER);
+		return STEP_AGAIN;
+	}
+	conn->state = HTTP_READ;
+	conn->rx_parse = conn->rx_len;	/* pipelined requests */
+	conn_set_phase(conn, conn->rx_len ? HTTP_PH_HEADER : HTTP_PH_IDLE);
+	return STEP_AGAIN;
+}
+
+static int conn_recv(struct http_conn *conn)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	struct kvec iov = {
+		.iov_base = conn->rx + conn->rx_len,
+		.iov_len = HTTP_HDR_MAX - conn->rx_len,
+	};
+
+	return kernel_recvmsg(conn->sock, &msg, &iov, 1, iov.iov_len,
+			      msg.msg_flags);
+}
+
+/* Start answering the request at the head of conn->rx. */
+static void conn_respond(struct http_conn *conn, int len,
+			 const struct http_request *req)
+{
+	conn->rx_len -= len;
+	memmove(conn->rx, conn->rx + len, conn->rx_len);
+	kvod_http_respond(conn, req);
+	conn->state = HTTP_SEND;
+	conn_set_phase(conn, HTTP_PH_SEND);
+}
+
+static int step_read(struct http_conn *conn)
+{
+	struct http_request req;
+	int ret;
+
+	if (conn->rx_parse) {
+		conn->rx_parse = false;
+		ret = kvod_http_parse(conn->rx, conn->rx_len, &req);
+		if (ret > 0) {
+			conn_respond(conn, ret, &req);
+			return STEP_AGAIN;
+		}
+	}
+
+	ret = conn_recv(conn);
+	if (ret == -EAGAIN)
+		return STEP_WAIT;
+	if (ret < 0)
+		return STEP_ABORT;
+	if (ret == 0) {
+		if (!conn->rx_len) {
+			conn_close(conn, false);
+			return STEP_WAIT;
+		}
+		/* A truncated request: say so, then close. */
+		kvod_http_respond_error(conn, 400);
+		conn->state = HTTP_SEND;
+		return STEP_AGAIN;
+	}
+	if (!conn->rx_len && conn->phase != HTTP_PH_HEADER)
+		conn_set_phase(conn, HTTP_PH_HEADER);
+	/*
+	 * A head ends with LF, so parse again only when one came in (or a
+	 * NUL, to refuse it at once, or the buffer is full): a client
+	 * sending a byte at a time costs a scan per line, not per byte.
+	 */
+	conn->rx_parse = memchr(conn->rx + conn->rx_len, '\n', ret) ||
+			 memchr(conn->rx + conn->rx_len, '\0', ret) ||
+			 conn->rx_len + ret == HTTP_HDR_MAX;
+	conn->rx_len += ret;
+	return STEP_AGAIN;
+}
+
+static int step_send(struct http_conn *conn)
+{
+	u64 pos = conn->tx.pos;
+	u32 sent = conn->tx.hdr_sent;
+	int ret = kvod_http_send(conn);
+
+	if (ret == 0)
+		return conn_next(conn);
+	/* Progress restarts the clock, except for a closing answer. */
+	if (conn->phase == HTTP_PH_SEND &&
+	    (conn->tx.pos != pos || conn->tx.hdr_sent != sent))
+		conn_set_phase(conn, HTTP_PH_SEND);
+	if (ret == -EAGAIN)
+		return STEP_WAIT;
+	if (ret == -EINPROGRESS)
+		return STEP_YIELD;
+	return STEP_ABORT;
+}
+
+/* Write side shut: drain what the client still sends until it closes. */
+static int step_linger(struct http_conn *conn)
+{
+	int ret;
+
+	conn->rx_len = 0;
+	ret = conn_recv(conn);
+	if (ret == -EAGAIN)
+		return STEP_WAIT;
+	if (ret > 0)
+		return STEP_AGAIN;
+	conn_close(conn, false);
+	return STEP_WAIT;
+}
+
+/* The phase's deadline passed. */
+static int conn_timeout(struct http_conn *conn)
+{
+	struct kvod_listener *l = kvod_http_listener(conn);
+
+	if (conn->phase == HTTP_PH_LINGER) {
+		conn_close(conn, true);
+		return STEP_WAIT;
+	}
+	kvod_lc_inc(l, KVOD_LC_TIMEOUTS);
+	if (conn->phase == HTTP_PH_SEND)
+		return STEP_ABORT;
+	if (conn->phase == HTTP_PH_IDLE) {
+		conn_close(conn, false);
+		return STEP_WAIT;
+	}
+	/* The header deadline: 408, then close. */
+	conn->rx_len = 0;
+	kvod_http_respond_error(conn, 408);
+	conn->state = HTTP_SEND;
+	conn_set_phase(conn, HTTP_PH_LINGER);
+	return STEP_AGAIN;
+}
+
+static int conn_step(struct http_conn *conn)
+{
+	switch (conn->state) {
+	case HTTP_READ:
+		return step_read(conn);
+	case HTTP_SEND:
+		return step_send(conn);
+	case HTTP_LINGER:
+		return step_linger(conn);
+	default:
+		return STEP_WAIT;
+	}
+}
+
+static void conn_run(struct http_conn *conn)
+{
+	unsigned int steps;
+	int ret = STEP_AGAIN;
+
+	if (conn->state == HTTP_DEAD)
+		return;
+	if (test_bit(HTTP_CONN_STOP, &conn->flags)) {
+		conn_close(conn, true);
+		return;
+	}
+	if (time_after_eq(jiffies, conn->deadline))
+		ret = conn_timeout(conn);
+
+	for (steps = 0; ret == STEP_AGAIN && steps < HTTP_STEPS; steps++)
+		ret = conn_step(conn);
+
+	if (ret == STEP_ABORT)
+		conn_close(conn, true);
+	else if (ret == STEP_YIELD || ret == STEP_AGAIN)
+		conn_queue(conn);
+}
+
+static void conn_work(struct work_struct *work)
+{
+	struct http_conn *conn = container_of(work, struct http_conn, work);
+
+	conn_run(conn);
+	kref_put(&conn->ref, conn_release);
+}
+
+static u32 peer_hash(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return jhash(&((struct sockaddr_in6 *)ss)->sin6_addr,
+			     sizeof(struct in6_addr), 0);
+	return jhash_1word((__force u32)((struct sockaddr_in *)ss)->sin_addr.s_addr,
+			   0);
+}
+
+static bool peer_eq(const struct sockaddr_storage *a,
+		    const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_equal(&((struct sockaddr_in6 *)a)->sin6_addr,
+				       &((struct sockaddr_in6 *)b)->sin6_addr);
+	return ((struct sockaddr_in *)a)->sin_addr.s_addr ==
+	       ((struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+/*
+ * Count @conn against the limits and link it to @srv. Return: 0 to serve
+ * it, 1 to answer 503, -EBUSY to drop it unanswered.
+ */
+static int conn_admit(struct http_server *srv, struct http_conn *conn)
+{
+	struct hlist_head *bucket;
+	struct http_conn *other;
+	unsigned int max_conns = READ_ONCE(http_max_conns);
+	unsigned int max_per_addr = READ_ONCE(http_max_conns_per_addr);
+	unsigned int same = 0;
+	int ret = 0;
+
+	bucket = &srv->peers[hash_32(peer_hash(&conn->peer), HTTP_PEER_BITS)];
+	spin_lock(&srv->lock);
+	if (atomic_inc_return(&http_nr_conns) > max_conns && max_conns) {
+		ret = 1;
+	} else if (max_per_addr) {
+		hlist_for_each_entry(other, bucket, peer_node) {
+			if (peer_eq(&other->peer, &conn->peer) &&
+			    ++same >= max_per_addr) {
+				ret = 1;
+				break;
+			}
+		}
+	}
+	if (ret) {
+		atomic_dec(&http_nr_conns);
+		if (atomic_inc_return(&http_nr_refusing) > HTTP_REFUSE_SLACK) {
+			atomic_dec(&http_nr_refusing);
+			spin_unlock(&srv->lock);
+			return -EBUSY;
+		}
+		set_bit(HTTP_CONN_REFUSE, &conn->flags);
+	} else {
+		hlist_add_head(&conn->peer_node, bucket);
+	}
+	list_add_tail(&conn->node, &srv->conns);
+	srv->nr_conns++;
+	spin_unlock(&srv->lock);
+	return ret;
+}
+
+static void conn_sock_setup(struct http_conn *conn)
+{
+	struct sock *sk = conn->sock->sk;
+
+	tcp_sock_set_nodelay(sk);
+	sock_set_keepalive(sk);
+	tcp_sock_set_keepidle(sk, HTTP_KEEPIDLE);
+	tcp_sock_set_keepintvl(sk, HTTP_KEEPINTVL);
+	tcp_sock_set_keepcnt(sk, HTTP_KEEPCNT);
+
+	/*
+	 * The child was cloned from the listening socket, callbacks and all:
+	 * what it should go back to is the listener's original data_ready.
+	 */
+	write_lock_bh(&sk->sk_callback_lock);
+	conn->data_ready = conn->srv->data_ready;
+	conn->write_space = sk->sk_write_space;
+	conn->state_change = sk->sk_state_change;
+	sk->sk_user_data = conn;
+	sk->sk_data_ready = conn_data_ready;
+	sk->sk_write_space = conn_write_space;
+	sk->sk_state_change = conn_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void conn_start(struct http_server *srv, struct socket *sock)
+{
+	struct http_conn *conn;
+	int ret;
+
+	kvod_lc_inc(srv->l, KVOD_LC_ACCEPTED);
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		goto err_release;
+	conn->rx = kmalloc(HTTP_HDR_MAX, GFP_KERNEL);
+	if (!conn->rx)
+		goto err_free;
+	if (kernel_getpeername(sock, (struct sockaddr *)&conn->peer) < 0)
+		goto err_free;
+	kref_init(&conn->ref);
+	conn->srv = srv;
+	conn->sock = sock;
+	INIT_HLIST_NODE(&conn->peer_node);
+	INIT_WORK(&conn->work, conn_work);
+	timer_setup(&conn->timer, conn_timer, 0);
+
+	ret = conn_admit(srv, conn);
+	if (ret < 0)
+		goto err_refused;
+	kvod_lc_inc(srv->l, KVOD_LC_ACTIVE);
+	if (ret) {
+		kvod_lc_inc(srv->l, KVOD_LC_REFUSED);
+		kvod_http_respond_error(conn, 503);
+		conn->state = HTTP_SEND;
+		conn_set_phase(conn, HTTP_PH_LINGER);
+	} else {
+		conn->state = HTTP_READ;
+		conn_set_phase(conn, HTTP_PH_HEADER);
+	}
+	conn_sock_setup(conn);
+	conn_queue(conn);	/* bytes may have arrived before our callbacks */
+	return;
+
+err_refused:
+	kvod_lc_inc(srv->l, KVOD_LC_REFUSED);
+err_free:
+	kfree(conn->rx);
+	kfree(conn);
+err_release:
+	sock_release(sock);
+}
+
+static void accept_work(struct work_struct *work)
+{
+	struct http_server *srv = container_of(work, struct http_server,
+					       accept_work);
+	struct socket *sock;
+	int ret;
+
+	for (;;) {
+		ret = kernel_accept(srv->sock, &sock, O_NONBLOCK);
+		if (ret) {
+			if (ret != -EAGAIN)
+				pr_warn_ratelimited("http %pISpc: accept: %d\n",
+						    &srv->l->addr, ret);
+			return;
+		}
+		conn_start(srv, sock);
+		cond_resched();
+	}
+}
+
+static void listen_data_ready(struct sock *sk)
+{
+	struct http_server *srv;
+
+	/* Children inherit this callback until conn_sock_setup() runs. */
+	if (sk->sk_state != TCP_LISTEN)
+		return;
+	read_lock_bh(&sk->sk_callback_lock);
+	srv = sk->sk_user_data;
+	if (srv)
+		queue_work(srv->wq, &srv->accept_work);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static int listen_sock(struct http_server *srv)
+{
+	struct kvod_listener *l = srv->l;
+	int family = l->addr.ss_family;
+	struct sock *sk;
+	int ret;
+
+	ret = sock_create_kern(l->net, family, SOCK_STREAM, IPPROTO_TCP,
+			       &srv->sock);
+	if (ret)
+		return ret;
+	sk = srv->sock->sk;
+	sock_set_reuseaddr(sk);
+	if (family == AF_INET6)
+		ip6_sock_set_v6only(sk);
+	ret = kernel_bind(srv->sock, (struct sockaddr *)&l->addr,
+			  family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					       sizeof(struct sockaddr_in));
+	if (ret)
+		goto err_release;
+	ret = kernel_listen(srv->sock, HTTP_BACKLOG);
+	if (ret)
+		goto err_release;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	srv->data_ready = sk->sk_data_ready;
+	sk->sk_user_data = srv;
+	sk->sk_data_ready = listen_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	return 0;
+
+err_release:
+	sock_release(srv->sock);
+	srv->sock = NULL;
+	return ret;
+}
+
+static int http_start(struct kvod_listener *l)
+{
+	struct http_server *srv;
+	int ret;
+
+	srv = kzalloc(sizeof(*srv), GFP_KERNEL);
+	if (!srv)
+		return -ENOMEM;
+	srv->l = l;
+	spin_lock_init(&srv->lock);
+	INIT_LIST_HEAD(&srv->conns);
+	init_waitqueue_head(&srv->wait);
+	INIT_WORK(&srv->accept_work, accept_work);
+
+	srv->wq = alloc_workqueue("kvod_http", 0, 0);
+	if (!srv->wq) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = listen_sock(srv);
+	if (ret)
+		goto err_wq;
+
+	l->priv = srv;
+	queue_work(srv->wq, &srv->accept_work);	/* early connections */
+	return 0;
+
+err_wq:
+	destroy_workqueue(srv->wq);
+err_free:
+	kfree(srv);
+	return ret;
+}
+
+/*
+ * Flag every connection to abort and run it. The reference taken for the
+ * run may turn out to be the last, and conn_release() takes srv->lock, so
+ * it is dropped outside the lock and the walk starts over; the flag makes
+ * every connection come up once.
+ */
+static void abort_conns(struct http_server *srv)
+{
+	struct http_conn *conn;
+
+again:
+	spin_lock(&srv->lock);
+	srv->stopping = true;
+	list_for_each_entry(conn, &srv->conns, node) {
+		if (test_and_set_bit(HTTP_CONN_STOP, &conn->flags))
+			continue;
+		if (!kref_get_unless_zero(&conn->ref))
+			continue;	/* being freed */
+		spin_unlock(&srv->lock);
+		if (!queue_work(srv->wq, &conn->work))
+			kref_put(&conn->ref, conn_release);
+		cond_resched();
+		goto again;
+	}
+	spin_unlock(&srv->lock);
+}
+
+static void http_stop(struct kvod_listener *l)
+{
+	struct http_server *srv = l->priv;
+	struct sock *sk = srv->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = srv->data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&srv->accept_work);
+	sock_release(srv->sock);
+
+	abort_conns(srv);
+	while (!wait_event_timeout(srv->wait, !READ_ONCE(srv->nr_conns),
+				   5 * HZ))
+		pr_warn("http %pISpc: waiting for %u connections\n",
+			&l->addr, READ_ONCE(srv->nr_conns));
+
+	destroy_workqueue(srv->wq);
+	kfree(srv);
+	l->priv = NULL;
+}
+
+static const struct kvod_proto_ops http_ops = {
+	.proto	= KVOD_PROTO_HTTP,
+	.name	= "http",
+	.start	= http_start,
+	.stop	= http_stop,
+};
 
 const struct kvod_proto_ops *kvod_http_ops(void)
 {
-	return NULL;
+	return &http_ops;
 }

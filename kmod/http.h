@@ -114,11 +114,13 @@ struct http_tx {
  * @state: enum http_state; only @work touches it
  * @phase: enum http_phase; only @work touches it
  * @served: responses completed on this connection
+ * @rx_parse: @rx may hold a whole head (or a fatal byte): parse it
  * @rx_len: bytes in @rx
  * @tx: the response in flight (state HTTP_SEND)
  * @data_ready, @write_space, @state_change: the socket's callbacks before
  *	ours, restored under sk_callback_lock before the socket is released
- * @rx: received, not yet parsed bytes; pipelined requests wait here
+ * @rx: HTTP_HDR_MAX bytes for received, not yet parsed bytes; pipelined
+ *	requests wait here
  */
 struct http_conn {
 	struct kref ref;
@@ -134,12 +136,13 @@ struct http_conn {
 	u8 state;
 	u8 phase;
 	u32 served;
+	bool rx_parse;
 	u32 rx_len;
 	struct http_tx tx;
 	void (*data_ready)(struct sock *sk);
 	void (*write_space)(struct sock *sk);
 	void (*state_change)(struct sock *sk);
-	char rx[HTTP_HDR_MAX];
+	char *rx;
 };
 
 /* http_conn.flags */

@@ -417,7 +417,10 @@ int kvod_rdma_conn_accept(struct kvod_rdma_conn *conn,
 	struct rdma_conn_param param = {
 		.private_data = &reply,
 		.private_data_len = sizeof(reply),
-		.responder_resources = min_t(u32, req->initiator_depth,
+		/* @req is from our side: its responder_resources is the
+		 * client's initiator depth (ib_cm swaps them).
+		 */
+		.responder_resources = min_t(u32, req->responder_resources,
 					     conn->dev->attrs.max_qp_rd_atom),
 		.initiator_depth = 0,
 		.rnr_retry_count = 7,

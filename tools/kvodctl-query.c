@@ -126,6 +126,8 @@ struct snapshot {
 	struct kvod_movie_info *movies;
 	size_t nr_movies;
 	struct kvod_stats stats;
+	struct kvod_listener_info *listeners;
+	size_t nr_listeners;
 };
 
 static int snapshot_get(struct snapshot *s, const char *cmd)
@@ -139,6 +141,8 @@ static int snapshot_get(struct snapshot *s, const char *cmd)
 	ret = get_movies(dev, &s->movies, &s->nr_movies, cmd);
 	if (!ret)
 		ret = get_stats(dev, &s->stats, cmd);
+	if (!ret)
+		ret = get_listeners(dev, &s->listeners, &s->nr_listeners, cmd);
 	close(dev);
 	return ret;
 }
@@ -146,6 +150,7 @@ static int snapshot_get(struct snapshot *s, const char *cmd)
 static void snapshot_free(struct snapshot *s)
 {
 	free(s->movies);
+	free(s->listeners);
 }
 
 static void list_json(const struct snapshot *s)
@@ -160,11 +165,24 @@ static void list_json(const struct snapshot *s)
 		show_movie_json(&j, NULL, &s->movies[i]);
 	json_arr_end(&j);
 	show_stats_json(&j, "stats", &s->stats);
+	show_listeners_json(&j, "listeners", s->listeners, s->nr_listeners);
 	json_obj_end(&j);
 	json_finish(&j);
 }
 
-/* list [--json]: as text, only the movie table, so scripts can count rows. */
+static void list_text(const struct snapshot *s)
+{
+	show_movie_table(s->movies, s->nr_movies);
+	if (s->nr_listeners) {
+		putchar('\n');
+		show_listener_table(s->listeners, s->nr_listeners);
+	}
+}
+
+/*
+ * list [--json]: as text, the movie table, then (only if there are any) an
+ * empty line and the listener table.
+ */
 int cmd_list(const struct kvodctl_args *a)
 {
 	struct snapshot s;
@@ -175,7 +193,7 @@ int cmd_list(const struct kvodctl_args *a)
 		if (a->json)
 			list_json(&s);
 		else
-			show_movie_table(s.movies, s.nr_movies);
+			list_text(&s);
 	}
 	snapshot_free(&s);
 	return ret;

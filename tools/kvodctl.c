@@ -21,6 +21,7 @@
 static const char *const name_arg[] = { "NAME", NULL };
 static const char *const add_args[] = { "NAME", "FILE", NULL };
 static const char *const rate_arg[] = { "RATE", NULL };
+static const char *const listen_args[] = { "PROTO", "[ADDR:]PORT", NULL };
 static const char *const no_args[] = { NULL };
 
 static const struct kvodctl_cmd cmds[] = {
@@ -29,6 +30,8 @@ static const struct kvodctl_cmd cmds[] = {
 	{ "list",	cmd_list,	OPT_JSON,	no_args },
 	{ "info",	cmd_info,	OPT_JSON,	name_arg },
 	{ "stats",	cmd_stats,	OPT_JSON,	no_args },
+	{ "listen",	cmd_listen,	0,		listen_args },
+	{ "unlisten",	cmd_unlisten,	0,		listen_args },
 	{ "__parse-rate", cmd_parse_rate, OPT_RAW,	rate_arg },
 };
 
@@ -42,6 +45,9 @@ void usage(FILE *f)
 	      "  list [--json]                   list the movies\n"
 	      "  info NAME [--json]              show movie NAME\n"
 	      "  stats [--json]                  show module-wide counters\n"
+	      "  listen PROTO [ADDR:]PORT        serve PROTO (http, rdma) there,\n"
+	      "                                  in this network namespace\n"
+	      "  unlisten PROTO [ADDR:]PORT      stop it and close its clients\n"
 	      "  help                            show this help\n"
 	      "\n"
 	      "Options:\n"

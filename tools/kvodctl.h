@@ -113,4 +113,14 @@ int cmd_info(const struct kvodctl_args *a);
 int cmd_list(const struct kvodctl_args *a);
 int cmd_stats(const struct kvodctl_args *a);
 
+/* kvodctl-listen.c: listeners (listen, unlisten; shown by list) */
+
+int cmd_listen(const struct kvodctl_args *a);
+int cmd_unlisten(const struct kvodctl_args *a);
+int get_listeners(int dev, struct kvod_listener_info **out, size_t *n,
+		  const char *cmd);
+void show_listener_table(const struct kvod_listener_info *v, size_t n);
+void show_listeners_json(struct json *j, const char *key,
+			 const struct kvod_listener_info *v, size_t n);
+
 #endif /* KVODCTL_H */

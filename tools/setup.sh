@@ -21,7 +21,7 @@ APT_PKGS=(
 	rdma-core ibverbs-providers ibverbs-utils librdmacm-dev
 	libibverbs-dev rdmacm-utils perftest
 	ffmpeg curl nginx-light jq ethtool tcpdump procps psmisc
-	libmnl-dev libcap-dev pkg-config man-db
+	libmnl-dev libcap-dev pkg-config man-db shellcheck
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64 iproute2)
 

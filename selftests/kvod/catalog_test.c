@@ -3,10 +3,11 @@
  * kvod catalog ABI tests: every ioctl of /dev/kvod, every rejection the
  * uapi header documents, and that a rejected call changes nothing.
  *
- * Runs only inside the QEMU guest. main() loads kmod/kvod.ko (see
- * kvod_ko_path()) before the harness starts and removes it at exit, so the
- * program is self-contained for run_guest.sh; KVOD_NO_LOAD=1 uses the
- * module already loaded instead. Each test runs in its own process (the
+ * Runs only inside the tools/vm-run guest (it skips elsewhere). main()
+ * loads the RDMA core and kmod/kvod.ko (see kvod_ko_path()) before the
+ * harness starts and removes kvod.ko at exit, so the program is
+ * self-contained for run_guest.sh; KVOD_NO_LOAD=1 uses the module already
+ * loaded instead. Each test runs in its own process (the
  * harness forks); fixtures leave the catalog empty, and the fixtures that
  * change the module parameter or reload the module restore a freshly
  * loaded module in their teardown.
@@ -18,6 +19,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -576,6 +578,99 @@ TEST_F(kvod, add_fd_empty_file)
 	ASSERT_LE(0, fd);
 	add_fd_rejected(_metadata, self->dev, fd, EINVAL);
 	close(fd);
+}
+
+TEST_F(kvod, add_fd_opath)
+{
+	int fd = kvod_make_file(4096, 1);
+	int path;
+
+	ASSERT_LE(0, fd);
+	path = kvod_reopen(fd, O_PATH | O_CLOEXEC);
+	ASSERT_LE(0, path);
+	add_fd_rejected(_metadata, self->dev, path, EBADF);
+	close(path);
+	close(fd);
+}
+
+/* A sparse file one byte over the ABI's 1 TiB limit: EFBIG, no read. */
+TEST_F(kvod, add_file_too_big)
+{
+	int fd = kvod_make_file(0, 1);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, (1LL << 40) + 1));
+	add_fd_rejected(_metadata, self->dev, fd, EFBIG);
+	close(fd);
+}
+
+/*
+ * ADD interrupted, or its file shrinking, while it reads a 1 GiB file:
+ * whatever the outcome, nothing half-made stays (no movie, no resident
+ * bytes) unless the movie was registered whole.
+ */
+static void add_disturbed(struct __test_metadata *_metadata, int dev,
+			  bool kill_it)
+{
+	const unsigned long long len = 1ULL << 30;
+	struct kvod_movie_info mi;
+	struct kvod_stats st;
+	int *ret = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int fd = kvod_make_file(0, 1);
+	int status, info;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, ret);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	ASSERT_EQ(0, kvod_stats(dev, &st));
+	if (st.resident_max < len)
+		SKIP(return, "resident cap below 1 GiB");
+	*ret = -1;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		*ret = kvod_add(dev, "disturbed", fd, 0);
+		_exit(0);
+	}
+	usleep(100 * 1000);
+	if (kill_it) {
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+	} else {
+		ASSERT_EQ(0, ftruncate(fd, 0));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(fd);
+	info = kvod_info(dev, "disturbed", &mi);
+	ASSERT_EQ(0, kvod_stats(dev, &st));
+	TH_LOG("ADD %s, INFO %s", *ret < 0 ? "killed" : strerror(*ret),
+	       strerror(info));
+	if (!info) {
+		EXPECT_EQ(len, mi.length);
+		EXPECT_EQ(1U, st.movies);
+		EXPECT_EQ(mi.resident, st.resident);
+	} else {
+		EXPECT_EQ(ENOENT, info);
+		EXPECT_EQ(0U, st.movies);
+		EXPECT_EQ(0ULL, st.resident);
+		if (kill_it) {
+			EXPECT_TRUE(*ret == -1 || *ret == EINTR);
+		} else {
+			EXPECT_TRUE(*ret == EIO || *ret == EINVAL)
+				TH_LOG("ADD returned %d", *ret);
+		}
+	}
+}
+
+TEST_F_TIMEOUT(kvod, add_killed_while_reading, 300)
+{
+	add_disturbed(_metadata, self->dev, true);
+}
+
+TEST_F_TIMEOUT(kvod, add_file_shrinks_while_reading, 300)
+{
+	add_disturbed(_metadata, self->dev, false);
 }
 
 TEST_F(kvod, add_duplicate)
@@ -1230,7 +1325,6 @@ TEST_F(kvod, stats_empty)
 	EXPECT_EQ(0U, st.zombies);
 	EXPECT_EQ(0ULL, st.resident);
 	EXPECT_LT(0ULL, st.resident_max);
-	EXPECT_EQ(0ULL, st.resident_max % MiB);
 	EXPECT_TRUE(all_zero(st.reserved, sizeof(st.reserved)));
 	ASSERT_EQ(0, read_param(&mb));
 	if (mb)
@@ -1852,6 +1946,9 @@ TEST_F(abi, reserved_nonzero)
 		{ K_DEL, offsetof(struct kvod_movie_ref, reserved), 16 },
 		{ K_LIST, offsetof(struct kvod_movie_list, reserved0), 4 },
 		{ K_LIST, offsetof(struct kvod_movie_list, reserved), 16 },
+		/* Output-only, but still reserved: the header's general rule. */
+		{ K_INFO, offsetof(struct kvod_movie_info, reserved), 32 },
+		{ K_STATS, offsetof(struct kvod_stats, reserved), 64 },
 	};
 	size_t i, b;
 	int tried = 0;
@@ -1870,8 +1967,7 @@ TEST_F(abi, reserved_nonzero)
 			tried++;
 		}
 	}
-	if (!tried)
-		SKIP(return, "no reserved input fields (output only)");
+	EXPECT_LT(0, tried);
 }
 
 /* Command numbers the header defines, whatever their direction. */
@@ -2181,6 +2277,21 @@ TEST_F(module, unload_with_movies)
 
 static pid_t main_pid;
 
+/* The same test as selftests/lib/guest.sh: vm-run's marker and virtme's. */
+static bool in_guest(void)
+{
+	char cmdline[4096] = "";
+	const char *env = getenv("KVOD_IN_GUEST");
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(cmdline, sizeof(cmdline), f))
+			cmdline[0] = '\0';
+		fclose(f);
+	}
+	return env && !strcmp(env, "1") && strstr(cmdline, "virtme_");
+}
+
 static void unload_at_exit(void)
 {
 	int ret;
@@ -2208,9 +2319,9 @@ int main(int argc, char **argv)
 	if (list_only || getenv("KVOD_NO_LOAD"))
 		return test_harness_run(argc, argv);
 
-	if (geteuid() != 0) {
+	if (!in_guest()) {
 		ksft_print_header();
-		ksft_exit_skip("must run as root (in the test guest)\n");
+		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
 	}
 	if (access(ko_path, R_OK)) {
 		ksft_print_header();
@@ -2225,6 +2336,11 @@ int main(int argc, char **argv)
 			ksft_exit_fail_msg("rmmod stale %s: %s\n",
 					   KVOD_MODULE, strerror(ret));
 		}
+	}
+	/* kvod.ko links against the RDMA core, which insmod does not load. */
+	if (system("modprobe -q -a ib_core rdma_cm")) {
+		ksft_print_header();
+		ksft_exit_fail_msg("modprobe ib_core rdma_cm failed\n");
 	}
 	ret = kvod_module_load(ko_path, "");
 	if (ret) {

@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# HTTP serving cost, in one tools/vm-run guest boot: the same movie and the
+# same client load against
+#
+#   kvod          kvod.ko's zero-copy HTTP server (MSG_SPLICE_PAGES)
+#   nginx-sf      nginx with sendfile on (the file in tmpfs)
+#   nginx-copy    nginx with sendfile off (read() + write() copies)
+#
+# usage: bench/http.sh [GIB_PER_SERVER]	(on the host; boots a guest)
+#
+# Load: CLIENTS curl processes on 127.0.0.1, each downloading the movie
+# over one keep-alive connection until GIB_PER_SERVER GiB are moved in all.
+# Measured per server, over the same window: busy CPU jiffies of the whole
+# machine from /proc/stat (user+nice+system+irq+softirq+steal), minus the
+# curl processes' own CPU time (their user+sys, from the shell's "times"),
+# minus an idle baseline (the same window length with nothing running);
+# context switches from /proc/stat's ctxt, minus the same baseline. That
+# leaves what serving costs: the server's processes or kworkers, and the
+# kernel's TCP work on the loopback (softirq), which lands outside the
+# client's accounting for all three alike. Results per GB (10^9 bytes) and
+# as ratios kvod / nginx. Method and results: Documentation/http.rst.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$HERE")
+GIB=${1:-${KVOD_BENCH_GIB:-2}}
+
+if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
+	exec "$REPO/tools/vm-run" --name bench-http --timeout 2400 -- \
+		env KVOD_BENCH_GIB="$GIB" "$HERE/http.sh" "$GIB"
+fi
+
+export KVOD_REPO=$REPO
+# shellcheck source=selftests/lib/guest.sh
+. "$REPO/selftests/lib/guest.sh"
+kvod_in_guest || { echo "bench: not in a tools/vm-run guest" >&2; exit 1; }
+
+OUT=${KVOD_RESULTS:-$REPO/results}/bench-http.txt
+B=$(mktemp -d /tmp/kvod-bench.XXXXXX)
+MOVIE_MIB=64
+CLIENTS=4
+KVODCTL=$REPO/tools/kvodctl
+HC=(/usr/bin/python3 -S "$REPO/selftests/kvod/http_client.py")
+MOVIE_BYTES=$((MOVIE_MIB * 1024 * 1024))
+PER_CLIENT=$(((GIB * 1024 / MOVIE_MIB + CLIENTS - 1) / CLIENTS))
+TOTAL=$((PER_CLIENT * CLIENTS * MOVIE_BYTES))
+HZ=$(getconf CLK_TCK)
+
+log() { echo "$*" | tee -a "$OUT"; }
+die() { log "bench: $*"; exit 1; }
+
+# busy jiffies and context switches, all CPUs, "BUSY CTXT"
+stat_now() {
+	awk '/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9 } /^ctxt/ { c = $2 }
+	     END { print b, c }' /proc/stat
+}
+
+# load URL: run the clients; prints "SECONDS CLIENT_JIFFIES BUSY CTXT OK"
+load() {
+	local url=$1 i args s0 s1 t0 t1 times ok=0
+
+	args=()
+	for _ in $(seq "$PER_CLIENT"); do
+		args+=(-o /dev/null "$url")
+	done
+	read -r -a s0 <<<"$(stat_now)"
+	t0=$(date +%s.%N)
+	times=$(
+		for i in $(seq "$CLIENTS"); do
+			curl -sS -w '%{size_download}\n' "${args[@]}" >"$B/c$i" &
+		done
+		wait
+		times | tail -n1
+	)
+	t1=$(date +%s.%N)
+	read -r -a s1 <<<"$(stat_now)"
+	ok=$(cat "$B"/c* | awk -v m="$MOVIE_BYTES" '$1 == m { n++ } END { print n + 0 }')
+	# "times": children's user and system time, as 0m1.234s 0m5.678s
+	echo "$t0 $t1 $times" | awk -v hz="$HZ" -v b=$((s1[0] - s0[0])) \
+		-v c=$((s1[1] - s0[1])) -v ok="$ok" '
+		function secs(x) { split(x, p, "m"); sub("s", "", p[2]); return p[1] * 60 + p[2] }
+		{ printf "%.2f %d %d %d %d\n", $2 - $1, (secs($3) + secs($4)) * hz, b, c, ok }'
+}
+
+# idle SECONDS: busy jiffies and ctxt over SECONDS with nothing running
+idle() {
+	local s0 s1
+
+	read -r -a s0 <<<"$(stat_now)"
+	sleep "$1"
+	read -r -a s1 <<<"$(stat_now)"
+	echo "$((s1[0] - s0[0])) $((s1[1] - s0[1]))"
+}
+
+nginx_conf() {
+	mkdir -p "$B/ngx/logs" "$B/ngx/tmp"
+	cat >"$B/ngx/nginx.conf" <<EOF
+worker_processes $(nproc);
+daemon on;
+pid $B/ngx/nginx.pid;
+error_log $B/ngx/logs/error.log warn;
+user root;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	sendfile $1;
+	tcp_nopush on;
+	keepalive_requests 1000000;
+	client_body_temp_path $B/ngx/tmp/body;
+	proxy_temp_path $B/ngx/tmp/proxy;
+	fastcgi_temp_path $B/ngx/tmp/fastcgi;
+	uwsgi_temp_path $B/ngx/tmp/uwsgi;
+	scgi_temp_path $B/ngx/tmp/scgi;
+	types { video/mp2t ts; }
+	server {
+		listen 127.0.0.1:8081;
+		root $B/www;
+	}
+}
+EOF
+}
+
+# run NAME URL: one measured load; appends "NAME ..." to $B/results
+run() {
+	local name=$1 url=$2 r
+
+	curl -sS -o /dev/null "$url" || die "$name does not serve $url"
+	sleep 2
+	r=$(load "$url")
+	log "# $name: seconds client_jiffies busy_jiffies ctxt complete_downloads: $r"
+	echo "$name $r" >>"$B/results"
+}
+
+: >"$OUT"
+log "# bench/http.sh: $(uname -r), $(nproc) CPUs, HZ=$HZ, ${MOVIE_MIB} MiB movie,"
+log "# $CLIENTS curl clients x $PER_CLIENT downloads = $TOTAL bytes per server"
+
+mkdir -p "$B/www"
+head -c "$MOVIE_BYTES" /dev/urandom >"$B/www/movie.ts"
+chmod -R a+rX "$B"
+
+modprobe -q -a ib_core rdma_cm
+insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
+"$KVODCTL" add movie.ts "$B/www/movie.ts" || die "cannot add the movie"
+"${HC[@]}" listen 127.0.0.1 8080 || die "cannot listen"
+run kvod http://127.0.0.1:8080/movie.ts
+"${HC[@]}" unlisten 127.0.0.1 8080
+rmmod kvod
+
+for mode in on off; do
+	nginx_conf "$mode"
+	nginx -c "$B/ngx/nginx.conf" -p "$B/ngx" -e "$B/ngx/logs/error.log" ||
+		die "nginx does not start"
+	[ "$mode" = on ] && name=nginx-sf || name=nginx-copy
+	run "$name" http://127.0.0.1:8081/movie.ts
+	kill "$(cat "$B/ngx/nginx.pid")"
+	sleep 2
+done
+
+# The idle baseline, as long as the longest run.
+secs=$(awk '{ if ($2 > m) m = $2 } END { printf "%d", m + 1 }' "$B/results")
+read -r idle_busy idle_ctxt <<<"$(idle "$secs")"
+log "# idle baseline over ${secs} s: $idle_busy busy jiffies, $idle_ctxt context switches"
+
+log ""
+awk -v hz="$HZ" -v ib="$idle_busy" -v ic="$idle_ctxt" -v is="$secs" \
+    -v total="$TOTAL" -v movie="$MOVIE_BYTES" '
+	{
+		name[NR] = $1; t = $2
+		srv = ($4 - $3 - ib * t / is) / hz
+		cs = $5 - ic * t / is
+		gb = total / 1e9
+		cpu[NR] = srv / gb; ctx[NR] = cs / gb
+		printf "%-11s %6.1f s  %7.1f MB/s  %7.2f CPU-s/GB  %9.0f ctxsw/GB  %s/%d complete\n",
+			$1, t, total / t / 1e6, cpu[NR], ctx[NR], $6, total / movie
+	}
+	END {
+		printf "\nkvod / nginx-sf:   CPU %.2fx   ctxsw %.2fx\n", cpu[1] / cpu[2], ctx[1] / ctx[2]
+		printf "kvod / nginx-copy: CPU %.2fx   ctxsw %.2fx\n", cpu[1] / cpu[3], ctx[1] / ctx[3]
+	}' "$B/results" | tee -a "$OUT"
+rm -rf "$B"

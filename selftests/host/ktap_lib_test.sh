@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side test of the shell test helpers in selftests/lib/ktap.sh and
+# selftests/lib/guest.sh. Loads nothing.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+LIB=$REPO/selftests/lib/ktap.sh
+# shellcheck source=selftests/lib/ktap.sh
+. "$LIB"
+
+# child SCRIPT: run SCRIPT in a fresh bash with the library; print its
+# output with "|" for newlines, then " rc=STATUS".
+child() {
+	local out rc=0
+
+	out=$(env -u KVOD_IN_GUEST bash -c ". '$LIB'; $1" 2>&1) || rc=$?
+	echo "$(paste -sd'|' <<<"$out") rc=$rc"
+}
+
+ktap_header
+ktap_plan 11
+
+check_eq "all passed: exit 0" "1..2|ok 1 a|ok 2 b # SKIP why|# Totals: pass:1 fail:0 skip:1 rc=0" \
+	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
+check_eq "a failure: exit 1" "1..2|ok 1 a|not ok 2 b|# Totals: pass:1 fail:1 skip:0 rc=1" \
+	"$(child 'ktap_plan 2; ktap_pass a; ktap_fail b; ktap_finish')"
+check_eq "all skipped: exit 4" "1..1|ok 1 a # SKIP no|# Totals: pass:0 fail:0 skip:1 rc=4" \
+	"$(child 'ktap_plan 1; ktap_skip a no; ktap_finish')"
+check_eq "plan not met: exit 1" "1..2|ok 1 a|# Totals: pass:1 fail:0 skip:0|# planned 2 tests but ran 1 rc=1" \
+	"$(child 'ktap_plan 2; ktap_pass a; ktap_finish')"
+check_eq "check_eq shows both values" "# expected: 'x'|# actual:   'y'|not ok 1 d rc=0" \
+	"$(child 'check_eq d x y')"
+check_eq "check_errno by strerror text" "ok 1 d rc=0" \
+	"$(child 'check_errno d ENOENT ls /nonexistent/kvod')"
+check_eq "check_errno wants a failure" "not ok 1 d rc=0" \
+	"$(child 'check_errno d ENOENT true | grep -v "^#"')"
+check_eq "check_fail" "ok 1 d rc=0" "$(child 'check_fail d false')"
+check_eq "check_ok" "ok 1 d rc=0" "$(child 'check_ok d true')"
+check_eq "kvod_load refuses outside the guest" \
+	"Bail out! refusing to insmod kvod outside a tools/vm-run guest rc=1" \
+	"$(child 'kvod_load')"
+check_eq "kvod_require_guest skips outside the guest" \
+	"1..0 # SKIP not inside a tools/vm-run guest; refusing to load modules here rc=4" \
+	"$(child 'kvod_require_guest; echo still here')"
+
+ktap_finish

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side test of the test runner (selftests/lib/runner.sh, as used by
+# selftests/run_guest.sh) and of tools/run-tests' counting, on made-up
+# test programs. Boots nothing, loads nothing.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=selftests/lib/ktap.sh
+. "$REPO/selftests/lib/ktap.sh"
+# shellcheck source=selftests/lib/runner.sh
+. "$REPO/selftests/lib/runner.sh"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+T=$TMP/tests
+mkdir "$T"
+
+cat >"$T/pass.sh" <<'EOF'
+echo "TAP version 13"
+echo "1..2"
+echo "ok 1 first"
+echo "ok 2 second # SKIP not here"
+echo "on stderr" >&2
+EOF
+cat >"$T/fail.sh" <<'EOF'
+echo "1..2"
+echo "ok 1 good"
+echo "not ok 2 bad"
+exit 1
+EOF
+cat >"$T/skip.sh" <<'EOF'
+echo "1..0 # SKIP nothing to do"
+exit 4
+EOF
+cat >"$T/crash.sh" <<'EOF'
+echo "1..2"
+echo "ok 1 before the crash"
+exit 2
+EOF
+cat >"$T/slow.sh" <<'EOF'
+# timeout: 1
+echo "1..1"
+sleep 30
+EOF
+printf '#!/bin/sh\necho "no KTAP here"\n' >"$T/plain_test"
+chmod +x "$T/plain_test"
+printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
+
+ktap_header
+ktap_plan 14
+
+start=$SECONDS
+out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
+	"$T/skip.sh" "$T/crash.sh" "$T/slow.sh" "$T/plain_test" \
+	"$T/noexec_test" "$T/missing.sh") || true
+elapsed=$((SECONDS - start))
+printf '%s\n' "$out" >"$TMP/run.log"
+
+tops=$(grep -E '^(not )?ok ' "$TMP/run.log" | paste -sd'|')
+check_eq "one result line per program" \
+	"ok 1 selftests: t: pass.sh|not ok 2 selftests: t: fail.sh # exit=1|ok 3 selftests: t: skip.sh # SKIP|not ok 4 selftests: t: crash.sh # exit=2|not ok 5 selftests: t: slow.sh # TIMEOUT 1 seconds|ok 6 selftests: t: plain_test|not ok 7 selftests: t: noexec_test # not executable|not ok 8 selftests: t: missing.sh # not found: $T/missing.sh" \
+	"$tops"
+check_eq "plan line" "1..8" "$(sed -n 2p "$TMP/run.log")"
+check_eq "program output indented, stderr included" \
+	"  ok 1 first|  ok 2 second # SKIP not here|  on stderr" \
+	"$(sed -n '/^# selftests: t: pass.sh/,/^ok 1/p' "$TMP/run.log" | grep '^  [oO]' | paste -sd'|')"
+if [ "$elapsed" -lt 20 ]; then
+	ktap_pass "\"# timeout: 1\" in a shell test is obeyed"
+else
+	ktap_fail "\"# timeout: 1\" in a shell test is obeyed"
+fi
+check_eq "per-program log saved unindented" "ok 1 good" \
+	"$(sed -n 2p "$TMP/results/t/fail.sh.log")"
+export KVOD_TIMEOUT_slow_sh=7
+check_eq "KVOD_TIMEOUT_<name> overrides the comment" 7 "$(test_timeout "$T/slow.sh")"
+unset KVOD_TIMEOUT_slow_sh
+check_eq "default timeout" 300 "$(KVOD_TEST_TIMEOUT='' test_timeout "$T/plain_test")"
+
+# Counting: pass.sh 1 pass 1 skip; fail.sh 1 pass 1 fail; skip.sh 1 skip;
+# crash.sh 1 pass + 1 for dying; slow.sh, noexec_test, missing.sh 1 fail
+# each; plain_test 1 pass.
+count=$("$REPO/tools/run-tests" --count "$TMP/run.log") && rc=0 || rc=$?
+check_eq "counts leaves and programs" "4 passed, 5 failed, 2 skipped" \
+	"$(tail -n1 <<<"$count")"
+check_eq "counting exits 1 on failures" 1 "$rc"
+check_eq "failures are named" \
+	"FAIL run: fail.sh: bad|FAIL selftests: t: crash.sh # exit=2" \
+	"$(grep '^FAIL' <<<"$count" | head -n2 | paste -sd'|')"
+
+# A guest that died after the third program: the rest count as failed.
+sed '/^# selftests: t: crash.sh/,$d' "$TMP/run.log" >"$TMP/dead.log"
+echo "# selftests: t: crash.sh" >>"$TMP/dead.log"
+echo "  ok 1 before the crash" >>"$TMP/dead.log"
+count=$("$REPO/tools/run-tests" --count "$TMP/dead.log") || true
+check_eq "unreported programs count as failed" "3 passed, 6 failed, 2 skipped" \
+	"$(tail -n1 <<<"$count")"
+
+: >"$TMP/empty.log"
+count=$("$REPO/tools/run-tests" --count "$TMP/empty.log") || true
+check_eq "a log without KTAP is one failure" "0 passed, 1 failed, 0 skipped" \
+	"$(tail -n1 <<<"$count")"
+
+printf 'TAP version 13\n1..1\n# selftests: t: a.sh\n  ok 1 x\nok 1 selftests: t: a.sh\n' >"$TMP/ok.log"
+rc=0
+"$REPO/tools/run-tests" --count "$TMP/ok.log" >/dev/null || rc=$?
+check_eq "counting exits 0 when all passed" 0 "$rc"
+
+rc=0
+out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?
+check_eq "run_guest.sh refuses to run on the host" "4|1..0 # SKIP not inside a tools/vm-run guest" "$rc|$out"
+
+ktap_finish

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Host-side test of tools/vm-run's kernel health verdict (vm-run
+# --check-log) on synthetic kernel logs, and of tools/kvm-probe's contract.
+# Boots nothing. A real WARN was also seen failing a run, from a module
+# that WARNs on load:
+#	tools/vm-run --insmod warn.ko -- true		# exits 125
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+# shellcheck source=selftests/lib/ktap.sh
+. "$REPO/selftests/lib/ktap.sh"
+
+VM_RUN=$REPO/tools/vm-run
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+CLEAN='[    0.000000] Linux version 6.12.95+deb12-amd64 (debian-kernel@lists.debian.org)
+[    1.303543] PCI: Using host bridge windows from ACPI; if necessary, use "pci=nocrs" and report a bug
+[    2.664176] RAS: Correctable Errors collector initialized.
+[    2.700000] kfence: initialized - using 2097152 bytes for 255 objects
+[    3.100000] kvod: loading out-of-tree module taints kernel.
+[    3.100001] kvod: module verification failed: signature and/or required key missing - tainting kernel
+[    3.200000] Warning: unable to open an initial console.'
+
+# One line of each kind that must fail a run.
+BAD=(
+	'WARNING: CPU: 0 PID: 285 at kmod/catalog.c:42 kvod_catalog_add+0x9/0xff0 [kvod]'
+	'BUG: kernel NULL pointer dereference, address: 0000000000000000'
+	'kernel BUG at kmod/movie.c:77!'
+	'Oops: general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI'
+	'general protection fault, maybe for address 0x0: 0000 [#1] SMP'
+	'BUG: KASAN: slab-use-after-free in kvod_movie_put+0x1c/0x80 [kvod]'
+	'BUG: KFENCE: out-of-bounds read in kvod_http_parse+0x3e/0x100 [kvod]'
+	'UBSAN: array-index-out-of-bounds in kmod/http_parse.c:120:9'
+	'WARNING: possible circular locking dependency detected'
+	'WARNING: possible recursive locking detected'
+	'WARNING: inconsistent lock state'
+	'WARNING: suspicious RCU usage'
+	'INFO: task kvodctl:312 blocked for more than 120 seconds.'
+	'Call Trace:'
+	'BUG: workqueue lockup - pool cpus=0 node=0 flags=0x0 nice=0 stuck for 33s!'
+	'watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [kvod-tx:99]'
+	'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:'
+	'unreferenced object 0xffff888003f6c000 (size 64):'
+	'Kernel panic - not syncing: Fatal exception'
+)
+
+# check_log DESC WANT(0|125) LOGTEXT [TAINTED]
+check_log() {
+	local desc=$1 want=$2 rc=0 out
+
+	printf '%s\n' "$3" >"$TMP/dmesg"
+	out=$("$VM_RUN" --check-log "$TMP/dmesg" --tainted "${4:-0}" 2>&1) || rc=$?
+	if [ "$rc" = "$want" ]; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "vm-run --check-log exited $rc, want $want:" "$out"
+		ktap_fail "$desc"
+	fi
+}
+
+ktap_header
+ktap_plan $((${#BAD[@]} + 10))
+
+check_log "clean boot log passes" 0 "$CLEAN"
+check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
+for line in "${BAD[@]}"; do
+	check_log "fails on: ${line:0:60}" 125 "$CLEAN"$'\n'"[    9.000000] $line"
+done
+check_log "taint W (512) fails" 125 "$CLEAN" 512
+check_log "taint D|O (4224) fails" 125 "$CLEAN" 4224
+check_log "taint P (1) fails" 125 "$CLEAN" 1
+
+printf '%s\n' "$CLEAN" "[    9.000000] ${BAD[0]}" >"$TMP/dmesg"
+out=$("$VM_RUN" --check-log "$TMP/dmesg" --tainted 512 2>&1) || true
+check_eq "the offending line and the taint are printed" \
+	"[    9.000000] ${BAD[0]}|kernel tainted: 512 (W); only O and E are allowed" \
+	"$(printf '%s' "$out" | paste -sd'|')"
+
+rc=0
+"$VM_RUN" --bogus-option >/dev/null 2>&1 || rc=$?
+check_eq "bad usage exits 126" 126 "$rc"
+
+# kvm-probe: a verdict within its timeout, whatever this machine is.
+start=$SECONDS
+rc=0
+out=$(timeout 30 "$REPO/tools/kvm-probe" --timeout 5) || rc=$?
+ktap_print_msg "kvm-probe: $out (exit $rc)"
+if { [ "$rc" = 0 ] && [ "$out" = "KVM works" ]; } ||
+	{ [ "$rc" = 1 ] && [[ $out == "no KVM: "* ]]; }; then
+	ktap_pass "kvm-probe gives a verdict"
+else
+	ktap_fail "kvm-probe gives a verdict"
+fi
+if [ $((SECONDS - start)) -le 15 ]; then
+	ktap_pass "kvm-probe returns in time"
+else
+	ktap_fail "kvm-probe returns in time"
+fi
+rc=0
+KVOD_KVM=maybe "$VM_RUN" -- true >/dev/null 2>&1 || rc=$?
+check_eq "KVOD_KVM other than 0 or 1 is refused" 126 "$rc"
+
+ktap_finish

@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Raw HTTP and ioctl helper for kvod's HTTP shell tests (not a test).
+
+curl cannot send malformed requests, pipeline on purpose, trickle bytes
+or hold a thousand idle connections; this can, with the standard library
+only. Commands (HOST PORT address the server):
+
+  listen ADDR PORT | unlisten ADDR PORT     KVOD_IOC_LISTEN / UNLISTEN (http)
+  counters ADDR PORT                         the listener's counters, k=v
+  status HOST PORT DATA...                   send each DATA (Python escapes,
+                                             e.g. '\\r\\n', '\\x00') on a new
+                                             connection, shut the write side,
+                                             print each first status code
+                                             ("none" if the server sent nothing)
+  status-open HOST PORT DATA                 the same, keeping the write side
+                                             open (for deadlines)
+  second HOST PORT DATA                      hold one connection open, send
+                                             DATA on a second one, print its
+                                             status code
+  corpus HOST PORT FILE                      for each "CODE DESC<TAB>EXPR" line
+                                             of FILE (EXPR: a Python bytes
+                                             expression), send, check the
+                                             status; print "ok|fail ..." lines
+  raw HOST PORT DATA                         send DATA, print all of the reply
+  pipeline HOST PORT NAME FILE K             K requests in one write, ranges
+                                             checked against FILE, in order
+  curl-ranges URL FILE K                     K random ranges of URL in one curl
+                                             run (one connection), each checked
+                                             against FILE by sha256
+  keepalive HOST PORT NAME K                 K requests one after another on
+                                             one connection
+  trickle HOST PORT NAME                     one byte a second; print how the
+                                             connection ended and after how long
+  idle HOST PORT NAME N SECONDS              N keep-alive connections, one
+                                             HEAD each, then idle; print how
+                                             many are still open
+"""
+import errno
+import fcntl
+import os
+import random
+import select
+import socket
+import struct
+import sys
+import time
+
+KVOD_PROTO_HTTP = 1
+LC_NAMES = ["accepted", "active", "refused", "bytes", "200", "206", "400",
+            "404", "405", "408", "416", "431", "503", "505", "timeouts"]
+
+
+def ioc(direction, nr, size):
+    return (direction << 30) | (size << 16) | (0xC6 << 8) | nr
+
+
+IOC_LISTEN = ioc(1, 0x10, 72)
+IOC_UNLISTEN = ioc(1, 0x11, 72)
+IOC_LISTENER_LIST = ioc(3, 0x12, 48)
+INFO_SIZE = 296
+
+
+def kvod_sockaddr(addr, port):
+    packed = socket.inet_aton(addr) + bytes(12)
+    return struct.pack("=HHI16s", socket.AF_INET, int(port), 0, packed)
+
+
+def listen(cmd, addr, port):
+    arg = struct.pack("=IIII", 72, 0, KVOD_PROTO_HTTP, 0) + \
+        kvod_sockaddr(addr, port) + bytes(32)
+    fd = os.open(os.environ.get("KVOD_DEVICE", "/dev/kvod"), os.O_RDWR)
+    try:
+        fcntl.ioctl(fd, IOC_LISTEN if cmd == "listen" else IOC_UNLISTEN, arg)
+    except OSError as e:
+        print(f"http_client: {cmd}: {os.strerror(e.errno)} "
+              f"({errno.errorcode[e.errno]})", file=sys.stderr)
+        return 1
+    finally:
+        os.close(fd)
+    return 0
+
+
+def counters(addr, port):
+    import ctypes
+    room = 64
+    buf = ctypes.create_string_buffer(room * INFO_SIZE)
+    arg = bytearray(struct.pack("=IIIIQII16s", 48, 0, room, INFO_SIZE,
+                                ctypes.addressof(buf), 0, 0, bytes(16)))
+    fd = os.open(os.environ.get("KVOD_DEVICE", "/dev/kvod"), os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, IOC_LISTENER_LIST, arg)
+    finally:
+        os.close(fd)
+    filled = struct.unpack_from("=I", arg, 24)[0]
+    want = kvod_sockaddr(addr, port)
+    for i in range(filled):
+        info = buf.raw[i * INFO_SIZE:(i + 1) * INFO_SIZE]
+        proto = struct.unpack_from("=I", info, 8)[0]
+        if proto != KVOD_PROTO_HTTP or info[16:40] != want:
+            continue
+        vals = struct.unpack_from("=32Q", info, 40)
+        print(" ".join(f"{n}={v}" for n, v in zip(LC_NAMES, vals)))
+        return 0
+    print("http_client: no such listener", file=sys.stderr)
+    return 1
+
+
+def unescape(data):
+    return data.encode("latin-1").decode("unicode_escape").encode("latin-1")
+
+
+def connect(host, port, timeout=20):
+    s = socket.create_connection((host, int(port)), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+class Reader:
+    """Buffered reads of HTTP responses from a socket."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+
+    def fill(self):
+        data = self.sock.recv(1 << 20)
+        if not data:
+            raise EOFError
+        self.buf += data
+
+    def response(self, head_only=False):
+        while b"\r\n\r\n" not in self.buf:
+            self.fill()
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        hdrs = {}
+        for line in lines[1:]:
+            k, v = line.split(":", 1)
+            hdrs[k.strip().lower()] = v.strip()
+        n = 0 if head_only else int(hdrs.get("content-length", "0"))
+        while len(self.buf) < n:
+            self.fill()
+        body, self.buf = self.buf[:n], self.buf[n:]
+        return status, hdrs, body
+
+
+def first_status(host, port, data, shut=True):
+    s = connect(host, port, timeout=60)
+    try:
+        try:
+            s.sendall(data)
+            if shut:
+                s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        r = Reader(s)
+        try:
+            while b"\r\n" not in r.buf:
+                r.fill()
+        except (EOFError, ConnectionResetError):
+            pass
+        line = r.buf.split(b"\r\n", 1)[0].decode("latin-1")
+        return line.split(" ")[1] if line.startswith("HTTP/1.1 ") else "none"
+    finally:
+        s.close()
+
+
+def status(host, port, *datas):
+    for data in datas:
+        print(first_status(host, port, unescape(data)), flush=True)
+    return 0
+
+
+def status_open(host, port, data):
+    print(first_status(host, port, unescape(data), shut=False))
+    return 0
+
+
+def second(host, port, data):
+    held = connect(host, port)
+    try:
+        print(first_status(host, port, unescape(data)))
+    finally:
+        held.close()
+    return 0
+
+
+def corpus_get(fields=b"", target=b"/c.ts"):
+    """A GET of TARGET with Host and extra FIELDS, for the corpus."""
+    return b"GET " + target + b" HTTP/1.1\r\nHost: t\r\n" + fields + b"\r\n"
+
+
+def corpus(host, port, path):
+    bad = 0
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        label, expr = line.rstrip("\n").split("\t", 1)
+        want, desc = label.split(" ", 1)
+        data = eval(expr, {"G": corpus_get})  # our corpus, not input
+        got = first_status(host, port, data)
+        ok = got == want
+        bad += not ok
+        print(f"{'ok' if ok else 'fail'} {want} {got} {desc}", flush=True)
+    return 0
+
+
+def raw(host, port, data):
+    s = connect(host, port)
+    s.sendall(unescape(data))
+    out = b""
+    try:
+        while True:
+            d = s.recv(1 << 20)
+            if not d:
+                break
+            out += d
+    except (socket.timeout, ConnectionResetError):
+        pass
+    sys.stdout.buffer.write(out)
+    return 0
+
+
+def pipeline(host, port, name, path, k):
+    data = open(path, "rb").read()
+    rng = random.Random(1)
+    reqs, want = b"", []
+    for i in range(int(k)):
+        a = rng.randrange(len(data))
+        b = rng.randrange(a, len(data))
+        close = "Connection: close\r\n" if i == int(k) - 1 else ""
+        reqs += (f"GET /{name} HTTP/1.1\r\nHost: t\r\nRange: bytes={a}-{b}"
+                 f"\r\n{close}\r\n").encode()
+        want.append(data[a:b + 1])
+    s = connect(host, port)
+    s.sendall(reqs)
+    r = Reader(s)
+    for i, w in enumerate(want):
+        st, _, body = r.response()
+        if st != 206 or body != w:
+            print(f"response {i}: status {st}, {len(body)} bytes, "
+                  f"want 206 and {len(w)} bytes")
+            return 1
+    try:
+        r.fill()
+        print("connection still open after Connection: close")
+        return 1
+    except EOFError:
+        pass
+    print(f"{k} pipelined responses in order")
+    return 0
+
+
+def curl_ranges(url, path, k):
+    import hashlib
+    import subprocess
+    import tempfile
+    data = open(path, "rb").read()
+    rng = random.Random(2)
+    with tempfile.TemporaryDirectory() as d:
+        cfg, want = [], []
+        for i in range(int(k)):
+            a = rng.randrange(len(data))
+            b = rng.choice([rng.randrange(a, len(data)), ""])
+            want.append(data[a:] if b == "" else data[a:b + 1])
+            if i:
+                cfg.append("next")
+            cfg += [f'url = "{url}"', f'range = "{a}-{b}"',
+                    f'output = "{d}/{i}"']
+        with open(f"{d}/cfg", "w") as f:
+            f.write("\n".join(cfg) + "\n")
+        res = subprocess.run(["curl", "-sS", "-K", f"{d}/cfg", "-w",
+                              "%{http_code} %{num_connects}\n"],
+                             capture_output=True, text=True)
+        codes = res.stdout.split("\n")
+        good = 0
+        for i, w in enumerate(want):
+            got = open(f"{d}/{i}", "rb").read()
+            if hashlib.sha256(got).digest() == hashlib.sha256(w).digest() \
+                    and codes[i].startswith("206"):
+                good += 1
+        conns = sum(int(c.split()[1]) for c in codes if c)
+    print(f"{good}/{k} byte-exact, {conns} connection(s)")
+    return 0
+
+
+def keepalive(host, port, name, k):
+    s = connect(host, port)
+    r = Reader(s)
+    for i in range(int(k)):
+        s.sendall(f"GET /{name} HTTP/1.1\r\nHost: t\r\nRange: bytes=0-99"
+                  "\r\n\r\n".encode())
+        st, _, body = r.response()
+        if st != 206 or len(body) != 100:
+            print(f"request {i}: status {st}")
+            return 1
+    print(f"{k} requests on one connection")
+    return 0
+
+
+def trickle(host, port, name):
+    req = f"GET /{name} HTTP/1.1\r\nHost: t\r\n" + "X-Slow: " + "a" * 200
+    s = connect(host, port, timeout=120)
+    start = time.monotonic()
+    how = "open"
+    for c in req.encode():
+        try:
+            s.send(bytes([c]))
+        except OSError:
+            how = "reset"
+            break
+        rd, _, _ = select.select([s], [], [], 1.0)
+        if rd:
+            try:
+                d = s.recv(4096)
+                how = d.split(b"\r\n")[0].decode() if d else "closed"
+            except ConnectionResetError:
+                how = "reset"
+            break
+    print(f"{how} after {time.monotonic() - start:.1f}s")
+    return 0
+
+
+def idle(host, port, name, n, secs):
+    socks = []
+    for _ in range(int(n)):
+        s = connect(host, port, timeout=60)
+        s.sendall(f"HEAD /{name} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+        Reader(s).response(head_only=True)
+        socks.append(s)
+    print(f"opened {len(socks)}", flush=True)
+    time.sleep(float(secs))
+    alive = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            s.recv(1)  # EOF or stray bytes: not an idle connection
+        except BlockingIOError:
+            alive += 1
+        except OSError:
+            pass
+    print(f"alive {alive}")
+    for s in socks:
+        s.close()
+    return 0
+
+
+def main(argv):
+    cmds = {
+        "listen": lambda a: listen("listen", *a),
+        "unlisten": lambda a: listen("unlisten", *a),
+        "counters": lambda a: counters(*a),
+        "status": lambda a: status(*a),
+        "status-open": lambda a: status_open(*a),
+        "second": lambda a: second(*a),
+        "corpus": lambda a: corpus(*a),
+        "raw": lambda a: raw(*a),
+        "pipeline": lambda a: pipeline(*a),
+        "keepalive": lambda a: keepalive(*a),
+        "curl-ranges": lambda a: curl_ranges(*a),
+        "trickle": lambda a: trickle(*a),
+        "idle": lambda a: idle(*a),
+    }
+    if len(argv) < 2 or argv[1] not in cmds:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return cmds[argv[1]](argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the http_*.sh tests (sourced; not a test). Each test loads
+# kvod, registers movies from the guest's /tmp, listens on 127.0.0.1 (or a
+# 198.18.0.0/15 address in a netns), and unloads at the end.
+#
+# Processes are expensive under software emulation (a Python start costs
+# seconds), so http_client.py does whole batches per call.
+
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
+
+HTTP_DIR=$KVOD_REPO/selftests/kvod
+KVODCTL=$KVOD_REPO/tools/kvodctl
+# The system interpreter: a pyenv shim costs half a minute per start here.
+PY=/usr/bin/python3
+HC=("$PY" -S "$HTTP_DIR/http_client.py")
+HTTP_ADDR=127.0.0.1
+HTTP_PORT=8080
+# shellcheck disable=SC2034 # used by the tests that source this
+URL=http://$HTTP_ADDR:$HTTP_PORT
+TMP=$(mktemp -d /tmp/kvod-http.XXXXXX)
+
+http_cleanup() {
+	rm -rf "$TMP"
+}
+trap http_cleanup EXIT
+
+# http_setup: load kvod and listen on $HTTP_ADDR:$HTTP_PORT.
+http_setup() {
+	# shellcheck disable=SC2119 # no module parameters
+	kvod_load || ktap_bail_out "cannot load kvod.ko"
+	http_listen "$HTTP_ADDR" "$HTTP_PORT" ||
+		ktap_bail_out "cannot listen on $HTTP_ADDR:$HTTP_PORT"
+}
+
+# http_listen ADDR PORT / http_unlisten ADDR PORT
+http_listen() {
+	"${HC[@]}" listen "$1" "$2"
+}
+
+http_unlisten() {
+	"${HC[@]}" unlisten "$1" "$2"
+}
+
+# http_movie NAME MIB: a random movie file $TMP/NAME, registered as NAME.
+http_movie() {
+	head -c "$(($2 * 1024 * 1024 + 12345))" /dev/urandom >"$TMP/$1" &&
+		"$KVODCTL" add "$1" "$TMP/$1"
+}
+
+# http_counter NAME: one counter of the listener ("active", "200", ...).
+http_counter() {
+	"${HC[@]}" counters "$HTTP_ADDR" "$HTTP_PORT" | tr ' ' '\n' |
+		sed -n "s/^$1=//p"
+}
+
+# movie_field NAME COLUMN: a column of "kvodctl list" (CLIENTS, SERVED).
+movie_field() {
+	"$KVODCTL" list | awk -v n="$1" -v c="$2" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == n { print $col[c] }'
+}
+
+# sha FILE
+sha() {
+	sha256sum "$1" | cut -d' ' -f1
+}

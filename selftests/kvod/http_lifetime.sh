@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Lifetimes under load: DEL of a movie mid-download lets the download
+# finish byte-exact; UNLISTEN closes its connections at once; a listener
+# lives in its network namespace (reached over a veth from 198.18.0.0/15)
+# and goes away with it; rmmod with downloads running finishes within 10 s
+# and leaves no socket or movie behind.
+#
+# timeout: 600
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/kvod/http_lib.bash
+. "$HERE/http_lib.bash"
+
+kvod_require_guest
+NS=kvod-http-$$
+NS_ADDR=198.18.1.1
+HOST_ADDR=198.18.1.2
+
+tcp_inuse() {
+	awk '/^TCP:/ { print $3 }' /proc/net/sockstat
+}
+
+zombies() {
+	"$KVODCTL" stats --json | jq .zombies
+}
+
+# slow_downloads N RATE OUTPREFIX: N rate-limited downloads of big.ts in
+# the background; their pids in $pids.
+slow_downloads() {
+	local i
+
+	pids=()
+	for i in $(seq "$1"); do
+		curl -sS --limit-rate "$2" -o "$3$i" "$URL/big.ts" 2>/dev/null &
+		pids+=($!)
+	done
+}
+
+# all_done SECONDS: wait for $pids; true if all ended within SECONDS, and
+# sets $failed to how many exited non-zero.
+all_done() {
+	local deadline=$((SECONDS + $1)) p rc
+
+	failed=0
+	for p in "${pids[@]}"; do
+		while kill -0 "$p" 2>/dev/null; do
+			[ "$SECONDS" -lt "$deadline" ] || return 1
+			sleep 0.2
+		done
+		rc=0
+		wait "$p" || rc=$?
+		[ "$rc" = 0 ] || failed=$((failed + 1))
+	done
+}
+
+ktap_header
+ktap_plan 11
+tcp0=$(tcp_inuse)
+http_setup
+http_movie big.ts 16 || ktap_bail_out "cannot register big.ts"
+
+# DEL mid-download.
+slow_downloads 1 4M "$TMP/del"
+sleep 1.5
+"$KVODCTL" del big.ts
+check_eq "DEL mid-download leaves a zombie" 1 "$(zombies)"
+all_done 60
+check_eq "... and the download finishes byte-exact" "$(sha "$TMP/big.ts")" "$(sha "$TMP/del1")"
+wait_for 10 test "$(zombies)" = 0
+check_eq "... after which the movie is freed" 0 "$(zombies)"
+
+# UNLISTEN closes its connections.
+"$KVODCTL" add big.ts "$TMP/big.ts"
+slow_downloads 3 1M "$TMP/u"
+sleep 1.5
+t0=$SECONDS
+http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
+check_ok "UNLISTEN returns within 5 s with downloads running" test $((SECONDS - t0)) -le 5
+all_done 5
+check_eq "... and cuts all 3 downloads short" 3 "$failed"
+
+# A listener in another namespace, reached over a veth.
+{ ip netns add "$NS" &&
+	ip link add kvh0 type veth peer name kvh1 netns "$NS" &&
+	ip addr add "$HOST_ADDR/30" dev kvh0 && ip link set kvh0 up &&
+	ip -n "$NS" addr add "$NS_ADDR/30" dev kvh1 &&
+	ip -n "$NS" link set kvh1 up && ip -n "$NS" link set lo up; } ||
+	ktap_bail_out "cannot build the namespace"
+ip netns exec "$NS" "${HC[@]}" listen "$NS_ADDR" "$HTTP_PORT"
+curl -sS -o "$TMP/ns" "http://$NS_ADDR:$HTTP_PORT/big.ts"
+check_eq "a listener in a netns serves over the veth" "$(sha "$TMP/big.ts")" "$(sha "$TMP/ns")"
+ip netns del "$NS"
+wait_for 20 sh -c "! ${HC[*]} counters $NS_ADDR $HTTP_PORT 2>/dev/null"
+check_fail "... and goes away with the namespace" \
+	"${HC[@]}" counters "$NS_ADDR" "$HTTP_PORT"
+
+# rmmod with downloads running.
+http_listen "$HTTP_ADDR" "$HTTP_PORT"
+slow_downloads 4 1M "$TMP/r"
+sleep 1.5
+t0=$SECONDS
+kvod_unload
+check_ok "rmmod with 4 downloads running returns within 10 s" test $((SECONDS - t0)) -le 10
+check_fail "... and the module is gone" test -d /sys/module/kvod
+all_done 10
+check_eq "... its downloads were cut short" 4 "$failed"
+wait_for 20 test "$(tcp_inuse)" -le "$tcp0"
+check_ok "... and no TCP socket is left ($(tcp_inuse) in use, $tcp0 before)" \
+	test "$(tcp_inuse)" -le "$tcp0"
+
+ktap_finish

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Load and defences: 200 concurrent downloads byte-exact; 1000 idle
+# keep-alive connections held open at no CPU cost; a client trickling one
+# byte a second is cut off by the header deadline while a normal client is
+# served; afterwards every gauge is back to zero.
+#
+# timeout: 600
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/kvod/http_lib.bash
+. "$HERE/http_lib.bash"
+
+kvod_require_guest
+PARAMS=/sys/module/kvod/parameters
+CONCURRENT=200
+IDLE=1000
+
+# busy_jiffies: CPU time not idle or iowait, all CPUs, from /proc/stat.
+busy_jiffies() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat
+}
+
+ktap_header
+ktap_plan 11
+ulimit -n 8192
+http_setup
+http_movie s.ts 1 || ktap_bail_out "cannot register s.ts"
+
+# 200 concurrent downloads, one curl process, 200 connections at once.
+args=()
+for i in $(seq $CONCURRENT); do
+	args+=(-o "$TMP/c$i" "$URL/s.ts")
+done
+acc=$(http_counter accepted)
+curl -sS -Z --parallel-max $CONCURRENT --parallel-immediate "${args[@]}"
+want=$(sha "$TMP/s.ts")
+good=0
+for i in $(seq $CONCURRENT); do
+	[ "$(sha "$TMP/c$i")" = "$want" ] && good=$((good + 1))
+	rm -f "$TMP/c$i"
+done
+check_eq "$CONCURRENT concurrent downloads byte-exact" $CONCURRENT $good
+check_eq "... on $CONCURRENT connections" $((acc + CONCURRENT)) "$(http_counter accepted)"
+
+# 1000 idle keep-alive connections: held, and no CPU spent on them.
+"${HC[@]}" idle "$HTTP_ADDR" "$HTTP_PORT" s.ts $IDLE 25 >"$TMP/idle" &
+idle_pid=$!
+wait_for 240 grep -q opened "$TMP/idle"
+sleep 2
+b0=$(busy_jiffies)
+sleep 10
+b1=$(busy_jiffies)
+active=$(http_counter active)
+wait "$idle_pid"
+check_eq "$IDLE idle keep-alive connections open at once" $IDLE "$active"
+check_eq "... and all still open after idling" "alive $IDLE" "$(tail -n1 "$TMP/idle")"
+hz=$(getconf CLK_TCK)
+ktap_print_msg "busy over 10 s with $IDLE idle connections: $((b1 - b0)) jiffies (HZ=$hz, $(nproc) CPUs)"
+check_ok "... cost under 5% of one CPU" test $(((b1 - b0) * 100)) -le $((hz * 10 * 5))
+
+# The trickle client against the header deadline, next to a normal one.
+echo 3 >"$PARAMS/http_header_timeout"
+to=$(http_counter timeouts)
+"${HC[@]}" trickle "$HTTP_ADDR" "$HTTP_PORT" s.ts >"$TMP/trickle" &
+trickle_pid=$!
+sleep 1
+curl -sS -o "$TMP/out" "$URL/s.ts"
+check_eq "a normal client is served while one trickles" "$want" "$(sha "$TMP/out")"
+wait "$trickle_pid"
+r=$(cat "$TMP/trickle")
+ktap_print_msg "trickle: $r"
+check_eq "the trickler gets 408" "HTTP/1.1 408 Request Timeout" "${r% after *}"
+secs=${r##* after }
+check_ok "... within the deadline plus slack ($secs)" test "${secs%%.*}" -le 10
+check_eq "... counted as a timeout" $((to + 1)) "$(http_counter timeouts)"
+echo 10 >"$PARAMS/http_header_timeout"
+
+wait_for 30 test "$(http_counter active)" = 0
+check_eq "no connection left" 0 "$(http_counter active)"
+check_eq "no active client left on the movie" 0 "$(movie_field s.ts CLIENTS)"
+
+http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
+kvod_unload
+ktap_finish

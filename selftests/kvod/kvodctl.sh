@@ -1,0 +1,490 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# "A && B || fail" is meant (fail if either is false); tests run indirectly.
+# shellcheck disable=SC2015,SC2317,SC2119
+#
+# kvodctl, the command-line tool, against the real module: its output
+# (table and JSON, exact integers), its exit codes (0 ok, 1 runtime,
+# 2 usage), its one-line errors, RATE parsing, and that no bad input
+# changes the catalog.
+#
+# Runs in the test guest as root: loads kmod/kvod.ko itself (after the
+# checks that need the module absent) and removes it at the end. Prints
+# KTAP. Needs tools/kvodctl (make -C tools), selftests/kvod/kvod_helper
+# (make -C selftests) and jq. Under software emulation each process costs
+# ~0.2 s (jq ~1 s), hence the builtins below and the long timeout.
+#
+# timeout: 900
+
+set -u
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/lib/ktap.sh
+. "$HERE/../lib/ktap.sh"
+REPO=$KVOD_REPO
+KVODCTL=${KVODCTL:-$REPO/tools/kvodctl}
+# $KVOD_KO: another build of the module to test (as for catalog_test).
+KO=${KVOD_KO:-$REPO/kmod/kvod.ko}
+HELPER=$HERE/kvod_helper
+
+# The device must be the real one.
+unset KVOD_DEVICE
+
+TMP=
+LOADED=0
+
+cleanup()
+{
+	[ -n "$TMP" ] && rm -rf "$TMP"
+	if [ "$LOADED" = 1 ]; then
+		rmmod kvod 2>/dev/null
+	fi
+}
+trap cleanup EXIT
+
+# --- helpers -----------------------------------------------------------
+
+# Print a diagnostic and fail.
+fail()
+{
+	ktap_print_msg "$*"
+	return 1
+}
+
+# slurp FILE VAR: VAR = FILE's whole content (no fork: this runs under
+# software emulation, where every process costs a fifth of a second).
+slurp()
+{
+	IFS= read -r -d '' "$2" <"$1" || true
+}
+
+# run ARGS...: kvodctl ARGS; sets RC, OUT (stdout without the last
+# newline) and ERR (stderr, exact).
+run()
+{
+	"$KVODCTL" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	RC=$?
+	slurp "$TMP/out" OUT
+	OUT=${OUT%$'\n'}
+	slurp "$TMP/err" ERR
+}
+
+expect_rc()
+{
+	[ "$RC" -eq "$1" ] ||
+		fail "exit $RC, expected $1; stderr: $ERR; stdout: $OUT"
+}
+
+# Exactly one line, newline-terminated, on stderr, starting "kvodctl: ".
+expect_one_err_line()
+{
+	local nl=${ERR//[!$'\n']/}
+
+	[ "${#nl}" -eq 1 ] && [[ $ERR == *$'\n' ]] ||
+		fail "stderr is not exactly one line: '$ERR'" || return 1
+	[[ $ERR == "kvodctl: "* ]] ||
+		fail "stderr does not start with 'kvodctl: ': '$ERR'"
+}
+
+expect_no_err()
+{
+	[ -z "$ERR" ] || fail "unexpected stderr: '$ERR'"
+}
+
+expect_quiet()
+{
+	expect_no_err && { [ -z "$OUT" ] || fail "unexpected stdout: '$OUT'"; }
+}
+
+# The catalog as both kvodctl and the raw ioctls see it, in VAR.
+state()
+{
+	{ "$KVODCTL" list --json; "$HELPER" stats; } >"$TMP/state" 2>&1
+	slurp "$TMP/state" "$1"
+}
+
+save_state()
+{
+	state STATE0
+}
+
+expect_state_intact()
+{
+	local now
+
+	state now
+	[ "$now" = "$STATE0" ] ||
+		fail "state changed: before '$STATE0' after '$now'"
+}
+
+# A file of SIZE bytes of non-zero data.
+mkfile()
+{
+	head -c "$2" /dev/zero | tr '\0' 'k' >"$TMP/$1"
+}
+
+jqr()
+{
+	jq -r "$@" 2>&1
+}
+
+# --- without the module ------------------------------------------------
+
+t_parse_rate_ok()
+{
+	run __parse-rate "$1"
+	expect_rc 0 && expect_no_err &&
+		{ [ "$OUT" = "$2" ] || fail "'$1' parsed as '$OUT', expected $2"; }
+}
+
+t_parse_rate_bad()
+{
+	run __parse-rate "$1"
+	expect_rc 2 && expect_one_err_line &&
+		{ [ -z "$OUT" ] || fail "'$1' printed '$OUT'"; }
+}
+
+t_help()
+{
+	run --help
+	expect_rc 0 && expect_no_err &&
+		{ grep -q "add NAME FILE" "$TMP/out" || fail "no usage in --help"; }
+}
+
+t_version()
+{
+	run --version
+	expect_rc 0 && expect_no_err &&
+		{ [ -n "$OUT" ] && [[ $OUT != *$'\n'* ]] ||
+			fail "--version printed '$OUT'"; }
+}
+
+t_usage_error()
+{
+	run "$@"
+	expect_rc 2 && expect_one_err_line && { [ -z "$OUT" ] || fail "stdout: $OUT"; }
+}
+
+t_no_module()
+{
+	local cmd
+
+	[ ! -e /dev/kvod ] || fail "/dev/kvod exists without the module" ||
+		return 1
+	for cmd in "list" "stats" "info x" "del x"; do
+		# shellcheck disable=SC2086
+		run $cmd
+		expect_rc 1 && expect_one_err_line || return 1
+		case $ERR in
+		*/dev/kvod*) ;;
+		*) fail "'$cmd' error does not name /dev/kvod: $ERR"; return 1 ;;
+		esac
+	done
+}
+
+# --- with the module ---------------------------------------------------
+
+t_load()
+{
+	if [ -n "${KVOD_KO:-}" ]; then
+		modprobe -q -a ib_core rdma_cm && insmod "$KO"
+	else
+		kvod_load
+	fi || fail "loading $KO failed" || return 1
+	LOADED=1
+	[ -c /dev/kvod ] || fail "/dev/kvod missing after insmod"
+}
+
+t_list_empty()
+{
+	run list
+	expect_rc 0 && expect_no_err || return 1
+	[[ $OUT == NAME* ]] && [[ $OUT != *$'\n'* ]] ||
+		fail "empty list: '$OUT'" || return 1
+	run list --json
+	expect_rc 0 && expect_no_err || return 1
+	jq -e '.movies == [] and .stats.movies == 0 and .stats.zombies == 0 and
+		.stats.resident == 0' "$TMP/out" >/dev/null ||
+		fail "empty list --json: $OUT"
+}
+
+t_add_quiet()
+{
+	mkfile m1 1000001
+	run add m1 "$TMP/m1" --bitrate 8.7M
+	expect_rc 0 && expect_quiet
+}
+
+t_add_rate_suffix_k()
+{
+	mkfile m2 4096
+	run add m2 "$TMP/m2" --bitrate 2500k
+	expect_rc 0 && expect_quiet || return 1
+	run info m2 --json
+	expect_rc 0 || return 1
+	[ "$(jqr .bitrate "$TMP/out")" = 2500000 ] || fail "bitrate: $OUT"
+}
+
+t_add_no_rate()
+{
+	mkfile a0 3
+	run add a0 "$TMP/a0"
+	expect_rc 0 && expect_quiet || return 1
+	run info a0 --json
+	[ "$(jqr .bitrate "$TMP/out")" = 0 ] &&
+	[ "$(jqr .size "$TMP/out")" = 3 ] || fail "info a0: $OUT"
+}
+
+# Sizes, bitrates and accounting in list --json, checked against the files.
+t_list_json()
+{
+	run list --json
+	expect_rc 0 && expect_no_err || return 1
+	jq -e . "$TMP/out" >/dev/null || fail "not JSON: $OUT" || return 1
+	local names
+	names=$(jqr '[.movies[].name] | join(" ")' "$TMP/out")
+	[ "$names" = "a0 m1 m2" ] || fail "names '$names', expected 'a0 m1 m2'" ||
+		return 1
+	jq -e '
+		(.movies | map(select(.name == "m1"))[0]) as $m |
+		$m.size == 1000001 and $m.bitrate == 8700000 and
+		$m.resident >= $m.size and $m.resident % 4096 == 0 and
+		$m.chunks >= 1 and $m.resident <= $m.chunks * 2097152 and
+		$m.active_clients == 0 and $m.bytes_served == 0 and
+		.stats.movies == 3 and .stats.zombies == 0 and
+		.stats.resident == ([.movies[].resident] | add) and
+		.stats.resident_max > 0 and
+		(.movies[0] | keys) == (["active_clients", "bitrate",
+			"bytes_served", "chunks", "name", "resident", "size"]) and
+		(.stats | keys) == (["movies", "resident", "resident_max",
+			"zombies"])
+	' "$TMP/out" >/dev/null || fail "list --json: $OUT"
+}
+
+# The table says exactly what the JSON says.
+t_list_table()
+{
+	local head want row name json
+
+	run list
+	expect_rc 0 && expect_no_err || return 1
+	head=$(head -n1 "$TMP/out" | tr -s ' ' | sed 's/ $//')
+	want="NAME SIZE BITRATE RESIDENT CHUNKS CLIENTS SERVED"
+	[ "$head" = "$want" ] || fail "heading '$head'" || return 1
+	[ "$(wc -l <"$TMP/out")" -eq 4 ] || fail "rows: $OUT" || return 1
+	json=$("$KVODCTL" list --json | jq -r '.movies[] |
+		[.name, .size, .bitrate, .resident, .chunks, .active_clients,
+		 .bytes_served] | join(" ")')
+	row=$(tail -n +2 "$TMP/out" | tr -s ' ' | sed 's/ $//')
+	[ "$row" = "$json" ] || fail "table rows '$row' != JSON '$json'"
+}
+
+t_info()
+{
+	local size
+
+	run info m1 --json
+	expect_rc 0 && expect_no_err || return 1
+	"$KVODCTL" list --json | jq -e --slurpfile i "$TMP/out" \
+		'(.movies | map(select(.name == "m1"))[0]) == $i[0]' >/dev/null ||
+		fail "info m1 --json differs from list: $OUT" || return 1
+	size=$(jqr .size "$TMP/out")
+	run info m1
+	expect_rc 0 && expect_no_err || return 1
+	grep -qw m1 "$TMP/out" && grep -qw "$size" "$TMP/out" &&
+		grep -qw 8700000 "$TMP/out" || fail "info m1: $OUT"
+}
+
+t_stats()
+{
+	local json
+
+	run stats --json
+	expect_rc 0 && expect_no_err || return 1
+	json=$("$KVODCTL" list --json | jq -c .stats)
+	[ "$(jq -c . "$TMP/out")" = "$json" ] ||
+		fail "stats --json '$OUT' != list stats '$json'" || return 1
+	[ "$(jqr '"\(.movies) \(.zombies) \(.resident) \(.resident_max)"' \
+		"$TMP/out")" = "$("$HELPER" stats)" ] ||
+		fail "stats --json != ioctl: $OUT vs $("$HELPER" stats)" ||
+		return 1
+	run stats
+	expect_rc 0 && expect_no_err || return 1
+	grep -qw "$(jqr .resident_max <<<"$json")" "$TMP/out" &&
+		grep -qw "$(jqr .resident <<<"$json")" "$TMP/out" ||
+		fail "stats: $OUT"
+}
+
+# A refused command: exit RC, one line MSG (if given), state unchanged.
+t_refused()
+{
+	local rc=$1 msg=$2
+
+	shift 2
+	save_state
+	run "$@"
+	expect_rc "$rc" && expect_one_err_line && expect_state_intact || return 1
+	# MSG ending in ": " is a prefix: the reason's wording is free.
+	if [ -n "$msg" ] && [ "$ERR" != "$msg"$'\n' ] &&
+	   { [[ $msg != *": " ]] || [[ $ERR != "$msg"* ]]; }; then
+		fail "stderr '$ERR', expected '$msg'"
+		return 1
+	fi
+	[ -z "$OUT" ] || fail "stdout: $OUT"
+}
+
+# A refused command that may be judged by kvodctl (2) or the kernel (1).
+t_refused_any()
+{
+	save_state
+	run "$@"
+	{ [ "$RC" -eq 1 ] || [ "$RC" -eq 2 ]; } ||
+		fail "exit $RC, expected 1 or 2; stderr: $ERR" || return 1
+	expect_one_err_line && expect_state_intact
+}
+
+t_add_empty()
+{
+	: >"$TMP/empty"
+	t_refused 1 "" add new "$TMP/empty"
+}
+
+t_del()
+{
+	local before
+
+	before=$("$HELPER" stats | cut -d' ' -f1)
+	run del m2
+	expect_rc 0 && expect_quiet || return 1
+	run info m2
+	expect_rc 1 && expect_one_err_line || return 1
+	[ "$("$HELPER" stats | cut -d' ' -f1)" -eq $((before - 1)) ] ||
+		fail "movies not decremented" || return 1
+	# The name can be used again.
+	run add m2 "$TMP/m2"
+	expect_rc 0 && expect_quiet
+}
+
+t_del_all()
+{
+	local n
+
+	for n in a0 m1 m2; do
+		run del "$n"
+		expect_rc 0 && expect_quiet || return 1
+	done
+	[ "$("$HELPER" stats)" = "0 0 0 $("$HELPER" stats | cut -d' ' -f4)" ] ||
+		fail "not empty: $("$HELPER" stats)"
+}
+
+t_unload()
+{
+	rmmod kvod || fail "rmmod failed" || return 1
+	LOADED=0
+	[ ! -e /dev/kvod ] || fail "/dev/kvod left behind"
+}
+
+# --- the plan ----------------------------------------------------------
+
+NAMES=()
+CMDS=()
+
+add_test()
+{
+	local name=$1
+
+	shift
+	# KTAP descriptions: one word, no '#'.
+	NAMES+=("$(printf %s "$name" | tr -c 'A-Za-z0-9._-' '_')")
+	CMDS+=("$(printf '%q ' "$@")")
+}
+
+RATES_OK=("8.7M:8700000" "2500k:2500000" "8700000:8700000" "1:1"
+	  "1.5k:1500" "0.5M:500000" "18446744073709551615:18446744073709551615")
+RATES_BAD=("" "-1" "0" "0k" "0.0M" "8.7Mb" "1e6" "12x" "1.2.3" "1.0005k"
+	   "0.0001k" "18446744073709551616" "18446744073709552k" " 8M" "8M "
+	   "k" "." "+5" "0x10")
+
+for r in "${RATES_OK[@]}"; do
+	add_test "parse_rate_ok_${r%%:*}" t_parse_rate_ok "${r%%:*}" "${r#*:}"
+done
+for r in "${RATES_BAD[@]}"; do
+	add_test "parse_rate_rejects_${r:-EMPTY}" t_parse_rate_bad "$r"
+done
+add_test help t_help
+add_test version t_version
+add_test usage_no_args t_usage_error
+add_test usage_unknown_command t_usage_error frobnicate
+add_test usage_unknown_option t_usage_error list --frob
+add_test no_module_names_device t_no_module
+add_test load_module t_load
+add_test list_empty t_list_empty
+add_test add_quiet t_add_quiet
+add_test add_rate_suffix_k t_add_rate_suffix_k
+add_test add_without_rate t_add_no_rate
+add_test list_json t_list_json
+add_test list_table t_list_table
+add_test info t_info
+add_test stats t_stats
+add_test add_duplicate t_refused 1 "kvodctl: add m1: File exists" \
+	add m1 "$REPO/Makefile"
+add_test del_unknown t_refused 1 "kvodctl: del nope: " del nope
+add_test info_unknown t_refused 1 "kvodctl: info nope: " info nope
+add_test info_json_unknown t_refused 1 "kvodctl: info nope: " info nope --json
+for r in "" "-1" "0" "8.7Mb" "1e6" "12x" "1.2.3" "1.0005k" \
+	 "18446744073709551616"; do
+	add_test "add_bad_rate_${r:-EMPTY}" t_refused 2 "" add new "$REPO/Makefile" \
+		--bitrate "$r"
+done
+add_test add_rate_missing t_refused 2 "" add new "$REPO/Makefile" --bitrate
+add_test add_missing_file t_refused 1 "" add new /nonexistent/file
+add_test add_directory t_refused 1 "" add new /tmp
+add_test add_empty_file t_add_empty
+add_test add_char_device t_refused 1 "" add new /dev/zero
+add_test add_too_few_args t_refused 2 "" add new
+add_test add_too_many_args t_refused 2 "" add new "$REPO/Makefile" extra
+add_test add_json_option t_refused 2 "" add new "$REPO/Makefile" --json
+add_test del_no_name t_refused 2 "" del
+add_test del_two_names t_refused 2 "" del m1 m2
+add_test del_bitrate_option t_refused 2 "" del m1 --bitrate 5
+add_test info_no_name t_refused 2 "" info
+add_test list_extra_arg t_refused 2 "" list m1
+add_test stats_extra_arg t_refused 2 "" stats x
+for n in "a/b" "." ".." "a b" "x*" \
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; do
+	add_test "add_bad_name_$n" t_refused_any add "$n" "$REPO/Makefile"
+	add_test "del_bad_name_$n" t_refused_any del "$n"
+done
+add_test del t_del
+add_test del_all t_del_all
+add_test unload t_unload
+
+# --- run -----------------------------------------------------------------
+
+kvod_require_guest
+ktap_header
+for f in "$KVODCTL" "$HELPER" "$KO"; do
+	if [ ! -e "$f" ]; then
+		echo "1..0 # SKIP $f missing (make all selftests)"
+		exit 4
+	fi
+done
+if ! command -v jq >/dev/null; then
+	echo "1..0 # SKIP jq missing"
+	exit 4
+fi
+TMP=$(mktemp -d /tmp/kvodctl-test.XXXXXX)
+# Start without the module: a leftover one would be in an unknown state.
+if [ -d /sys/module/kvod ] && ! rmmod kvod; then
+	ktap_bail_out "cannot remove the kvod module already loaded"
+fi
+
+ktap_plan "${#NAMES[@]}"
+for i in "${!NAMES[@]}"; do
+	if eval "${CMDS[$i]}"; then
+		ktap_pass "${NAMES[$i]}"
+	else
+		ktap_fail "${NAMES[$i]}"
+	fi
+done
+ktap_finish

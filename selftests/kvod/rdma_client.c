@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma_client: a hostile kvod RDMA client for the selftests. Each command
+ * prints its exact outcome on stdout, one "key: value" line per step, and
+ * exits 0 if it could run the step (whatever the outcome), 1 if not.
+ *
+ *   rdma_client [-p PORT] HOST raw HEX|-
+ *	connect with HEX as the REQ private data ("-": none); prints
+ *	"result: accepted size=N segments=K", "result: rejected status=S
+ *	version=V", or "result: refused reason=R"
+ *   rdma_client [-p PORT] HOST table NAME
+ *	print the segment table: "seg: OFFSET ADDR LENGTH RKEY"
+ *   rdma_client [-p PORT] HOST read NAME OFF LEN
+ *	READ movie bytes [OFF, OFF+LEN) through the table, to stdout, one
+ *	READ of at most 1 MiB at a time; with $KVOD_TRACE_MARKER set (to
+ *	tracefs's trace_marker), write "rdma_client: setup done" there
+ *	once the table is read and "rdma_client: transfer done" after the
+ *	last READ, before disconnecting
+ *   rdma_client [-p PORT] HOST cross NAME_A NAME_B
+ *	connection A READs with connection B's rkey (at B's address): A's
+ *	outcome, whether A's buffer was left untouched, then whether B still
+ *	reads its own movie
+ *   rdma_client [-p PORT] HOST stale NAME
+ *	READ with the rkey of a connection that has been closed, on a new
+ *	connection to the same movie; then the new connection's own rkey
+ *   rdma_client [-p PORT] HOST pastend NAME
+ *	READs just past the end of the movie, across its end, past the end
+ *	of the table, each on a fresh connection
+ *
+ * Outcomes are ibv_wc_status_str() texts: "success", "remote access
+ * error", ...
+ */
+#define _GNU_SOURCE
+#include "kvod-rdma.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TIMEOUT_MS	5000
+#define FILL		0x5a
+
+static const char *host, *port = "7471";
+
+static int conn_open(struct kvod_conn *c, const void *pd, size_t len)
+{
+	struct kvod_conn_opts o = {
+		.host = host,
+		.port = port,
+		.pdata = pd,
+		.pdata_len = len,
+		.depth = 16,
+		.timeout_ms = TIMEOUT_MS,
+	};
+
+	return kvod_connect(c, &o);
+}
+
+static int open_movie(struct kvod_conn *c, const char *name)
+{
+	char pd[KVOD_REQ_PDATA_MAX];
+	size_t len = kvod_build_req(pd, sizeof(pd), name);
+
+	if (!len) {
+		fprintf(stderr, "rdma_client: name too long\n");
+		return -1;
+	}
+	if (conn_open(c, pd, len) || kvod_read_table(c, TIMEOUT_MS)) {
+		fprintf(stderr, "rdma_client: %s: %s\n", name, c->err);
+		kvod_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One READ of @len bytes into a buffer filled with FILL. Returns the
+ * completion status (or -1 if it could not be posted or timed out);
+ * *untouched says whether the buffer still holds only FILL.
+ */
+static int try_read(struct kvod_conn *c, uint64_t raddr, uint32_t rkey,
+		    uint32_t len, char **out, int *untouched)
+{
+	char *buf = malloc(len);
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	int n, st = -1;
+
+	if (!buf)
+		return -1;
+	memset(buf, FILL, len);
+	mr = kvod_reg(c, buf, len);
+	if (!mr) {
+		free(buf);
+		return -1;
+	}
+	if (!kvod_post_read(c, buf, mr->lkey, raddr, rkey, len, 1)) {
+		n = kvod_poll(c, &wc, 1, 10 * TIMEOUT_MS);
+		if (n == 1)
+			st = wc.status;
+	}
+	ibv_dereg_mr(mr);
+	if (untouched) {
+		uint32_t i;
+
+		*untouched = 1;
+		for (i = 0; i < len; i++)
+			if ((unsigned char)buf[i] != FILL)
+				*untouched = 0;
+	}
+	if (out && st == IBV_WC_SUCCESS)
+		*out = buf;
+	else
+		free(buf);
+	return st;
+}
+
+static const char *st_str(int st)
+{
+	return st < 0 ? "no completion" : ibv_wc_status_str(st);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int cmd_raw(const char *hex)
+{
+	unsigned char pd[256];
+	size_t len = 0;
+	struct kvod_conn c;
+
+	if (strcmp(hex, "-")) {
+		for (; hex[0] && hex[1]; hex += 2) {
+			int hi = hexval(hex[0]), lo = hexval(hex[1]);
+
+			if (hi < 0 || lo < 0 || len == sizeof(pd))
+				return 2;
+			pd[len++] = hi << 4 | lo;
+		}
+		if (*hex)
+			return 2;
+	}
+	if (!conn_open(&c, len ? pd : NULL, len)) {
+		printf("result: accepted size=%llu segments=%u\n",
+		       (unsigned long long)c.movie_size, c.nr_segments);
+	} else if (c.fail == KVOD_FAIL_REJECTED) {
+		printf("result: rejected status=%d version=%d\n",
+		       c.rej_status, c.rej_version);
+	} else if (c.fail == KVOD_FAIL_REFUSED) {
+		printf("result: refused reason=%d\n", c.cm_status);
+	} else {
+		printf("result: error %s\n", c.err);
+		kvod_close(&c);
+		return 1;
+	}
+	kvod_close(&c);
+	return 0;
+}
+
+static int cmd_table(const char *name)
+{
+	struct kvod_conn c;
+	uint32_t i;
+
+	if (open_movie(&c, name))
+		return 1;
+	printf("size: %llu\ntable: addr=0x%llx rkey=0x%x len=%u\n",
+	       (unsigned long long)c.movie_size,
+	       (unsigned long long)c.table_addr, c.table_rkey, c.table_len);
+	for (i = 0; i < c.nr_segments; i++)
+		printf("seg: %llu 0x%llx %llu 0x%x\n",
+		       (unsigned long long)c.segs[i].offset,
+		       (unsigned long long)c.segs[i].addr,
+		       (unsigned long long)c.segs[i].length, c.segs[i].rkey);
+	kvod_close(&c);
+	return 0;
+}
+
+/* A line in the ftrace buffer, if $KVOD_TRACE_MARKER names trace_marker. */
+static void mark(const char *what)
+{
+	const char *path = getenv("KVOD_TRACE_MARKER");
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "rdma_client: %s\n", what);
+		fclose(f);
+	}
+}
+
+static int cmd_read(const char *name, uint64_t off, uint64_t len)
+{
+	struct kvod_conn c;
+	uint64_t end = off + len;
+
+	if (open_movie(&c, name))
+		return 1;
+	mark("setup done");
+	while (off < end) {
+		long i = kvod_seg_find(&c, off);
+		const struct kvod_seg *s;
+		uint64_t n = end - off;
+		char *buf = NULL;
+		int st;
+
+		if (i < 0) {
+			fprintf(stderr, "rdma_client: offset %llu beyond the movie\n",
+				(unsigned long long)off);
+			kvod_close(&c);
+			return 1;
+		}
+		s = &c.segs[i];
+		if (n > s->offset + s->length - off)
+			n = s->offset + s->length - off;
+		if (n > 1 << 20)
+			n = 1 << 20;
+		st = try_read(&c, s->addr + off - s->offset, s->rkey, n, &buf,
+			      NULL);
+		if (st != IBV_WC_SUCCESS) {
+			fprintf(stderr, "rdma_client: READ at %llu: %s\n",
+				(unsigned long long)off, st_str(st));
+			kvod_close(&c);
+			return 1;
+		}
+		if (fwrite(buf, 1, n, stdout) != n) {
+			free(buf);
+			kvod_close(&c);
+			return 1;
+		}
+		free(buf);
+		off += n;
+	}
+	mark("transfer done");
+	kvod_close(&c);
+	return 0;
+}
+
+static int cmd_cross(const char *a_name, const char *b_name)
+{
+	struct kvod_conn a, b;
+	const struct kvod_seg *bs;
+	int st, untouched;
+
+	if (open_movie(&a, a_name))
+		return 1;
+	if (open_movie(&b, b_name)) {
+		kvod_close(&a);
+		return 1;
+	}
+	bs = &b.segs[0];
+	printf("rkeys: a=0x%x b=0x%x\n", a.segs[0].rkey, bs->rkey);
+	st = try_read(&a, bs->addr, bs->rkey,
+		      bs->length < 4096 ? bs->length : 4096, NULL, &untouched);
+	printf("a_with_b_rkey: %s\n", st_str(st));
+	printf("a_buffer_untouched: %s\n", untouched ? "yes" : "no");
+	/* A's QP is in error now: try the table rkey on a fresh one. */
+	kvod_close(&a);
+	if (open_movie(&a, a_name)) {
+		kvod_close(&b);
+		return 1;
+	}
+	st = try_read(&a, b.table_addr, b.table_rkey, b.table_len, NULL,
+		      &untouched);
+	printf("a_with_b_table_rkey: %s\n", st_str(st));
+	printf("a_table_buffer_untouched: %s\n", untouched ? "yes" : "no");
+	st = try_read(&b, bs->addr, bs->rkey,
+		      bs->length < 4096 ? bs->length : 4096, NULL, NULL);
+	printf("b_own_rkey: %s\n", st_str(st));
+	kvod_close(&a);
+	kvod_close(&b);
+	return 0;
+}
+
+static int cmd_stale(const char *name)
+{
+	struct kvod_conn c;
+	struct kvod_seg old;
+	int st, untouched;
+
+	if (open_movie(&c, name))
+		return 1;
+	old = c.segs[0];
+	kvod_close(&c);
+	if (open_movie(&c, name))
+		return 1;
+	printf("rkeys: old=0x%x new=0x%x\n", old.rkey, c.segs[0].rkey);
+	st = try_read(&c, old.addr, old.rkey,
+		      old.length < 4096 ? old.length : 4096, NULL, &untouched);
+	printf("stale_rkey: %s\n", st_str(st));
+	printf("buffer_untouched: %s\n", untouched ? "yes" : "no");
+	kvod_close(&c);
+	if (open_movie(&c, name))
+		return 1;
+	st = try_read(&c, c.segs[0].addr, c.segs[0].rkey,
+		      c.segs[0].length < 4096 ? c.segs[0].length : 4096, NULL,
+		      NULL);
+	printf("fresh_rkey: %s\n", st_str(st));
+	kvod_close(&c);
+	return 0;
+}
+
+static int cmd_pastend(const char *name)
+{
+	static const char *const what[] = {
+		"past_end", "across_end", "past_table", "before_start",
+	};
+	unsigned int k;
+
+	for (k = 0; k < 4; k++) {
+		const struct kvod_seg *s;
+		struct kvod_conn c;
+		int st, untouched;
+
+		if (open_movie(&c, name))
+			return 1;
+		s = &c.segs[c.nr_segments - 1];
+		switch (k) {
+		case 0:
+			st = try_read(&c, s->addr + s->length, s->rkey, 4096,
+				      NULL, &untouched);
+			break;
+		case 1:
+			st = try_read(&c, s->addr + s->length - 100, s->rkey,
+				      200, NULL, &untouched);
+			break;
+		case 2:
+			st = try_read(&c, c.table_addr + c.table_len,
+				      c.table_rkey, 4096, NULL, &untouched);
+			break;
+		default:
+			s = &c.segs[0];
+			st = try_read(&c, s->addr - 4096, s->rkey, 4096, NULL,
+				      &untouched);
+			break;
+		}
+		printf("%s: %s\n", what[k], st_str(st));
+		printf("%s_untouched: %s\n", what[k], untouched ? "yes" : "no");
+		kvod_close(&c);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "p:")) != -1) {
+		if (opt != 'p')
+			goto usage;
+		port = optarg;
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 3)
+		goto usage;
+	host = argv[0];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(argv[1], "raw") && argc == 3) {
+		int ret = cmd_raw(argv[2]);
+
+		if (ret == 2)
+			goto usage;
+		return ret;
+	}
+	if (!strcmp(argv[1], "table") && argc == 3)
+		return cmd_table(argv[2]);
+	if (!strcmp(argv[1], "read") && argc == 5)
+		return cmd_read(argv[2], strtoull(argv[3], NULL, 0),
+				strtoull(argv[4], NULL, 0));
+	if (!strcmp(argv[1], "cross") && argc == 4)
+		return cmd_cross(argv[2], argv[3]);
+	if (!strcmp(argv[1], "stale") && argc == 3)
+		return cmd_stale(argv[2]);
+	if (!strcmp(argv[1], "pastend") && argc == 3)
+		return cmd_pastend(argv[2]);
+usage:
+	fprintf(stderr,
+		"usage: rdma_client [-p PORT] HOST raw HEX|- | table NAME |\n"
+		"       read NAME OFF LEN | cross NAME_A NAME_B | stale NAME |\n"
+		"       pastend NAME\n");
+	return 2;
+}

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Hostile RDMA clients: malformed connect private data is rejected with
+# the right status and counted; another connection's rkey, a stale rkey
+# after reconnecting and READs outside the registered ranges fail with a
+# remote access error on that client only, never deliver a byte, and
+# leave the server serving everyone else.
+#
+# timeout: 600
+
+. "$(dirname "$0")/../lib/ktap.sh"
+. "$(dirname "$0")/../lib/rxe.sh"
+kvod_require_guest
+
+RDMA_TMP=$(mktemp -d)
+trap 'rm -rf "$RDMA_TMP"' EXIT
+
+ktap_header
+ktap_plan 20
+rdma_test_start
+
+movie_add alpha $((5 << 20)) || ktap_bail_out "cannot add a movie"
+movie_add beta $((3 << 20)) || ktap_bail_out "cannot add a movie"
+
+# raw DESC EXPECTED HEX: the outcome of connecting with private data HEX.
+raw() {
+	check_eq "$1" "result: $2" "$("$RDMA_CLIENT" "$RXE_ADDR" raw "$3" 2>&1)"
+}
+
+magic=4b564f44
+name=$(printf 'alpha' | od -An -tx1 | tr -d ' \n')
+raw "no private data: bad request" "rejected status=4 version=1" -
+raw "short private data: bad request" "rejected status=4 version=1" "${magic}01"
+raw "header only: bad request" "rejected status=4 version=1" "${magic}01000000"
+raw "wrong magic: bad request" "rejected status=4 version=1" "4b564f4501000000${name}00"
+raw "version 2: version mismatch, server speaks v1" \
+	"rejected status=3 version=1" "${magic}02000000${name}00"
+raw "reserved bytes set: bad request" "rejected status=4 version=1" \
+	"${magic}01000100${name}00"
+# IB CM pads the REQ private data with zeros to 56 bytes, so only a name
+# that fills all 48 bytes after the header can lack its terminator.
+raw "name not terminated: bad request" "rejected status=4 version=1" \
+	"${magic}01000000$(printf '61%.0s' $(seq 48))"
+raw "invalid name: bad request" "rejected status=4 version=1" \
+	"${magic}010000002e2e00"
+raw "unknown movie: not found" "rejected status=1 version=1" \
+	"${magic}01000000${name}7a00"
+out=$("$RDMA_CLIENT" "$RXE_ADDR" raw "${magic}01000000${name}00" 2>&1)
+check_eq "well-formed request: accepted" "result: accepted size=5242880" \
+	"${out% segments=*}"
+check_eq "kvod-fetch refuses a name too long for an IB connect request" \
+	"kvod-fetch: movie name '$(printf 'a%.0s' $(seq 48))' is 48 bytes; over RDMA (IB/RoCE connect requests) names are at most 47" \
+	"$("$KVOD_FETCH" "$RDMA_URL/$(printf 'a%.0s' $(seq 48))" 2>&1 >/dev/null)"
+check_eq "rejects counted by reason (bad_request version not_found)" "7 1 1" \
+	"$(rdma_counter bad_request) $(rdma_counter version) $(rdma_counter not_found)"
+
+# A reader of beta keeps reading while the hostile client works.
+"$KVOD_FETCH" -q --rate 20M --cache 100 -o "$RDMA_TMP/bystander" \
+	"$RDMA_URL/beta" &
+bystander=$!
+
+out=$("$RDMA_CLIENT" "$RXE_ADDR" cross alpha beta 2>&1)
+ktap_print_msg "$out"
+check_eq "another connection's rkey: remote access error, no byte delivered" \
+	"remote access error yes" \
+	"$(sed -n 's/^a_with_b_rkey: //p' <<<"$out") $(sed -n 's/^a_buffer_untouched: //p' <<<"$out")"
+check_eq "another connection's table rkey: remote access error, no byte" \
+	"remote access error yes" \
+	"$(sed -n 's/^a_with_b_table_rkey: //p' <<<"$out") $(sed -n 's/^a_table_buffer_untouched: //p' <<<"$out")"
+check_eq "the victim connection still reads with its rkey" "success" \
+	"$(sed -n 's/^b_own_rkey: //p' <<<"$out")"
+
+out=$("$RDMA_CLIENT" "$RXE_ADDR" stale alpha 2>&1)
+ktap_print_msg "$out"
+check_eq "stale rkey after reconnecting: remote access error, no byte" \
+	"remote access error yes success" \
+	"$(sed -n 's/^stale_rkey: //p' <<<"$out") $(sed -n 's/^buffer_untouched: //p' <<<"$out") $(sed -n 's/^fresh_rkey: //p' <<<"$out")"
+
+out=$("$RDMA_CLIENT" "$RXE_ADDR" pastend alpha 2>&1)
+ktap_print_msg "$out"
+check_eq "READs past the end, across it, past the table, before the start" \
+	"4 4" \
+	"$(grep -cE '^(past_end|across_end|past_table|before_start): remote access error$' <<<"$out") $(grep -c '_untouched: yes$' <<<"$out")"
+
+wait "$bystander"
+rc=$?
+check_eq "the bystander's stream was untouched" "0 $(sha256sum <"$RDMA_TMP/beta")" \
+	"$rc $(sha256sum <"$RDMA_TMP/bystander")"
+check_eq "server intact: a normal client reads alpha" "$(sha256sum <"$RDMA_TMP/alpha")" \
+	"$("$KVOD_FETCH" -q "$RDMA_URL/alpha" | sha256sum)"
+wait_for 10 test "$(rdma_counter active)" = 0
+check_eq "every hostile connection released" "0 0 0" \
+	"$(rdma_counter active) $("$RDMA_CTL" clients alpha) $("$RDMA_CTL" clients beta)"
+
+rdma_test_stop
+ktap_finish

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# "The server posts no work per chunk": with the function tracer on every
+# function of kvod.ko, READ 128 MiB of a movie and count kvod's calls
+# between the client's "setup done" and "transfer done" trace markers.
+# There must be none; the setup before must show some, or the tracer
+# was not looking.
+#
+# timeout: 600
+
+. "$(dirname "$0")/../lib/ktap.sh"
+. "$(dirname "$0")/../lib/rxe.sh"
+kvod_require_guest
+
+RDMA_TMP=$(mktemp -d)
+T=/sys/kernel/tracing
+trace_off() {
+	echo 0 >"$T/tracing_on"
+	echo nop >"$T/current_tracer"
+	echo >"$T/set_ftrace_filter"
+}
+trap 'trace_off 2>/dev/null; rm -rf "$RDMA_TMP"' EXIT
+
+ktap_header
+ktap_plan 3
+[ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
+[ -w "$T/set_ftrace_filter" ] || ktap_bail_out "no function tracer in $T"
+rdma_test_start
+
+size=$((130 << 20))
+movie_add film "$size" || ktap_bail_out "cannot add a movie"
+
+echo 0 >"$T/tracing_on"
+echo ':mod:kvod' >"$T/set_ftrace_filter" || ktap_bail_out "cannot filter on kvod"
+ktap_print_msg "tracing $(wc -l <"$T/set_ftrace_filter") kvod functions"
+echo 16384 >"$T/buffer_size_kb"
+echo function >"$T/current_tracer"
+echo >"$T/trace"
+echo 1 >"$T/tracing_on"
+got=$(KVOD_TRACE_MARKER=$T/trace_marker "$RDMA_CLIENT" "$RXE_ADDR" \
+	read film 0 $((128 << 20)) | sha256sum)
+echo 0 >"$T/tracing_on"
+cp "$T/trace" "$RDMA_TMP/trace"
+trace_off
+
+check_eq "128 MiB READ byte-exact" \
+	"$(head -c $((128 << 20)) "$RDMA_TMP/film" | sha256sum)" "$got"
+counts=$(awk '
+	/^#/ { next }
+	/rdma_client: setup done/ { phase = 1; next }
+	/rdma_client: transfer done/ { phase = 2; next }
+	{ n[phase]++ }
+	END {
+		if (phase != 2)
+			print "0 markers-missing"
+		else
+			printf "%d %d\n", n[0], n[1]
+	}' "$RDMA_TMP/trace")
+read -r before during <<<"$counts"
+ktap_print_msg "kvod calls: $before during setup, $during during the transfer"
+ktap_print_msg "$(awk '!/^#/ { print $NF, $(NF-1) }' "$RDMA_TMP/trace" | head -n 5)"
+check_eq "the tracer saw kvod's connection setup" yes \
+	"$([ "${before:-0}" -gt 0 ] && echo yes)"
+check_eq "no kvod function ran while 128 MiB were READ" 0 "${during:-missing}"
+[ "${during:-0}" = 0 ] || ktap_print_msg "$(awk '/setup done/ { p = 1 } p' "$RDMA_TMP/trace" | head -n 20)"
+
+rdma_test_stop
+ktap_finish

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Endings under load: a client killed mid-READ, the RDMA device deleted
+# (rdma link del) while clients read and re-added, and rmmod while
+# clients read, which must finish within 10 s and leave no kvod PD, MR
+# or QP on the device.
+#
+# timeout: 600
+
+. "$(dirname "$0")/../lib/ktap.sh"
+. "$(dirname "$0")/../lib/rxe.sh"
+kvod_require_guest
+
+RDMA_TMP=$(mktemp -d)
+trap 'rm -rf "$RDMA_TMP"' EXIT
+
+ktap_header
+ktap_plan 13
+rdma_test_start
+
+movie_add film $((20 << 20)) || ktap_bail_out "cannot add a movie"
+want=$(sha256sum <"$RDMA_TMP/film")
+
+# readers N: N slow player-mode readers in the background, pids in $pids.
+readers() {
+	local i
+
+	pids=()
+	for i in $(seq "$1"); do
+		"$KVOD_FETCH" -q --rate 8M --cache 200 -o /dev/null \
+			--timeout 20000 "$RDMA_URL/film" 2>>"$RDMA_TMP/readers.err" &
+		pids+=($!)
+	done
+	wait_for 10 test "$(rdma_counter active)" -ge "$1"
+}
+
+# readers_gone: every reader exited; prints how many failed.
+readers_gone() {
+	local p fails=0
+
+	for p in "${pids[@]}"; do
+		wait "$p" || fails=$((fails + 1))
+	done
+	echo "$fails"
+}
+
+# Killed mid-READ: the connection goes, nothing else does.
+"$KVOD_FETCH" -q --chunk 4k --depth 64 -o /dev/null "$RDMA_URL/film" &
+victim=$!
+wait_for 10 test "$(rdma_counter active)" = 1
+sleep 0.3
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+wait_for 10 test "$(rdma_counter active)" = 0
+check_eq "killed client: its connection is released" "0 0" \
+	"$(rdma_counter active) $("$RDMA_CTL" clients film)"
+check_eq "killed client: the server still serves byte-exact" "$want" \
+	"$("$KVOD_FETCH" -q "$RDMA_URL/film" | sha256sum)"
+
+# rdma link del under load.
+readers 4
+check_eq "4 readers connected" 4 "$(rdma_counter active)"
+t0=$SECONDS
+timeout 30 rdma link del "$RXE_DEV"
+rc=$?
+check_eq "rdma link del under load returns within 30 s" "0 yes" \
+	"$rc $([ $((SECONDS - t0)) -le 30 ] && echo yes)"
+ktap_print_msg "rdma link del took $((SECONDS - t0)) s"
+check_eq "every reader saw its connection end (exit 1)" 4 "$(readers_gone)"
+ktap_print_msg "$(sort "$RDMA_TMP/readers.err" | uniq -c)"
+: >"$RDMA_TMP/readers.err"
+check_eq "connections released, listener waits for a device" "0 0 0" \
+	"$(rdma_counter active) $("$RDMA_CTL" clients film) $(rdma_counter devices)"
+rxe_link_add || ktap_print_msg "cannot re-add $RXE_DEV"
+wait_for 10 test "$(rdma_counter devices)" = 1
+check_eq "the listener binds the re-added device" 1 "$(rdma_counter devices)"
+check_eq "and serves byte-exact again" "$want" \
+	"$("$KVOD_FETCH" -q --timeout 20000 "$RDMA_URL/film" | sha256sum)"
+
+# rmmod under load.
+readers 4
+check_eq "4 readers connected again, each with its PD" "4 yes" \
+	"$(rdma_counter active) $([ "$(kvod_rdma_objects | head -n1)" -ge 4 ] && echo yes)"
+t0=$(date +%s%N)
+timeout 30 rmmod kvod
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+ktap_print_msg "rmmod took $ms ms"
+check_eq "rmmod under load succeeds within 10 s" "0 yes" \
+	"$rc $([ "$ms" -le 10000 ] && echo yes)"
+check_eq "kvod is gone" no "$([ -d /sys/module/kvod ] && echo yes || echo no)"
+check_eq "every reader saw its connection end (exit 1)" 4 "$(readers_gone)"
+ktap_print_msg "$(sort "$RDMA_TMP/readers.err" | uniq -c)"
+check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
+	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
+ktap_print_msg "$(rdma resource show 2>&1)"
+
+rdma_test_stop
+ktap_finish

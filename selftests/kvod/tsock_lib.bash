@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the tsock_*.sh and push_*.sh tests (sourced; not a test).
+#
+# Topology: two network namespaces joined by a veth pair,
+#   $NS_TX: $DEV_TX 198.18.0.1/24  (the sender; the qdisc under test)
+#   $NS_RX: $DEV_RX 198.18.0.2/24  (the receiver, with SO_TIMESTAMPNS)
+# tc finds q_tsock.so through TC_LIB_DIR, so nothing is installed.
+
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
+
+TXT_DIR=$KVOD_REPO/tools/txtime
+TXSEND=$TXT_DIR/txsend
+TXRECV=$TXT_DIR/txrecv
+TSOCK_NL=$KVOD_REPO/selftests/kvod/tsock_nl.py
+export TC_LIB_DIR=$KVOD_REPO/tools/tc
+
+NS_TX=tsock-tx-$$
+NS_RX=tsock-rx-$$
+DEV_TX=vtx
+DEV_RX=vrx
+ADDR_TX=198.18.0.1
+ADDR_RX=198.18.0.2
+PORT=9000
+
+tsock_require_tools() {
+	local f
+
+	for f in "$TXSEND" "$TXRECV" "$TC_LIB_DIR/q_tsock.so" \
+		 "$KVOD_REPO/kmod/sch_tsock.ko"; do
+		[ -e "$f" ] || ktap_bail_out "$f missing: run make all selftests"
+	done
+}
+
+netns_up() {
+	ip netns add "$NS_TX" && ip netns add "$NS_RX" &&
+	ip link add "$DEV_TX" netns "$NS_TX" type veth \
+		peer name "$DEV_RX" netns "$NS_RX" &&
+	ip -n "$NS_TX" addr add "$ADDR_TX/24" dev "$DEV_TX" &&
+	ip -n "$NS_RX" addr add "$ADDR_RX/24" dev "$DEV_RX" &&
+	ip -n "$NS_TX" link set lo up && ip -n "$NS_RX" link set lo up &&
+	ip -n "$NS_TX" link set "$DEV_TX" up &&
+	ip -n "$NS_RX" link set "$DEV_RX" up
+}
+
+netns_down() {
+	ip netns del "$NS_TX" 2>/dev/null
+	ip netns del "$NS_RX" 2>/dev/null
+	true
+}
+
+# tx CMD...: run CMD in the sender's namespace.
+tx() {
+	ip netns exec "$NS_TX" "$@"
+}
+
+rx() {
+	ip netns exec "$NS_RX" "$@"
+}
+
+# qd ARGS...: tc qdisc ARGS on the sender's device.
+qd() {
+	local verb=$1
+
+	shift
+	tx tc qdisc "$verb" dev "$DEV_TX" "$@"
+}
+
+# qstat KEY: a field of the root qdisc's JSON statistics.
+qstat() {
+	tx tc -s -j qdisc show dev "$DEV_TX" | jq -r ".[0].$1"
+}
+
+qopt() {
+	tx tc -j qdisc show dev "$DEV_TX" | jq -r ".[0].options.$1"
+}
+
+# stream "RXARGS" TXARGS...: start txrecv in $NS_RX with RXARGS, run
+# txsend in $NS_TX with TXARGS, and set RX_OUT to txrecv's report and
+# TX_OUT to txsend's.
+stream() {
+	local rxargs=$1 fifo out
+
+	shift
+	out=$(mktemp)
+	fifo=$(mktemp -u)
+	mkfifo "$fifo"
+	# shellcheck disable=SC2086 # word splitting of RXARGS is intended
+	rx "$TXRECV" -p "$PORT" $rxargs >"$fifo" &
+	local pid=$!
+	# Wait for "listening" so no packet beats the bind.
+	{ read -r _ && cat >"$out"; } <"$fifo" &
+	local reader=$!
+	sleep 0.2
+	TX_OUT=$(tx "$TXSEND" -d "$ADDR_RX:$PORT" "$@" 2>&1)
+	wait "$pid"
+	wait "$reader"
+	RX_OUT=$(cat "$out")
+	rm -f "$out" "$fifo"
+	ktap_print_msg "txsend $*: $TX_OUT" "txrecv $rxargs: $RX_OUT"
+}
+
+# val KEY: KEY's value in RX_OUT ("received=3 in_order=1" style).
+val() {
+	tr ' ' '\n' <<<"$RX_OUT" | sed -n "s/^$1=//p" | head -n1
+}
+
+# check_cmp DESC A OP B: a numeric comparison with awk (floats allowed).
+check_cmp() {
+	local desc=$1 a=$2 op=$3 b=$4
+
+	if [ -n "$a" ] && awk -v a="$a" -v b="$b" "BEGIN { exit !(a $op b) }"; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "expected $a $op $b"
+		ktap_fail "$desc"
+	fi
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tsock's control path: tc add/change/show/delete through q_tsock.so, every
+# option error (tc's parser and the kernel's policy, the latter through raw
+# netlink), the offload fallback, and module unload while attached.
+
+. "$(dirname "$0")/tsock_lib.bash"
+
+kvod_require_guest
+tsock_require_tools
+ktap_header
+ktap_plan 44
+
+trap netns_down EXIT
+kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
+netns_up || ktap_bail_out "netns setup failed"
+
+# --- add, show, change ---
+check_ok "add with defaults" qd add root handle 1: tsock
+check_eq "defaults shown" \
+	"qdisc tsock 1: root refcnt 2 clockid CLOCK_MONOTONIC horizon 2s late send tolerance 1ms slack 10us flow_limit 1000p limit 10000p" \
+	"$(qd show | head -n1 | sed 's/ *$//; s/refcnt [0-9]*/refcnt 2/')"
+check_eq "JSON horizon in us" 2000000 "$(qopt horizon_us)"
+check_eq "JSON offload off" false "$(qopt offload)"
+check_ok "change every option" qd change root tsock horizon 500ms late drop \
+	tolerance 2500us slack 50us flow_limit 50 limit 500
+check_eq "changes shown" \
+	"clockid CLOCK_MONOTONIC horizon 500ms late drop tolerance 2500us slack 50us flow_limit 50p limit 500p" \
+	"$(qd show | head -n1 | sed 's/.*refcnt [0-9]* //; s/ *$//')"
+check_ok "change one option keeps the others" qd change root tsock slack 1ms
+check_eq "only slack changed" "drop 2500000 1000000 50" \
+	"$(qopt late) $(qopt tolerance_ns) $(qopt slack_ns) $(qopt flow_limit)"
+check_ok "same clockid is no change" qd change root tsock clockid CLOCK_MONOTONIC
+
+# --- kernel refusals through tc, with their extack messages ---
+check_tc_err() {
+	local desc=$1 msg=$2 out rc=0
+
+	shift 2
+	out=$(qd "$@" 2>&1) || rc=$?
+	if [ "$rc" != 0 ] && [[ $out == *"$msg"* ]]; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "tc qdisc $* exited $rc: $out"
+		ktap_fail "$desc"
+	fi
+}
+check_tc_err "clockid is fixed" "clockid is fixed at creation" \
+	change root tsock clockid CLOCK_TAI
+check_tc_err "offload is fixed" "offload is fixed at creation" \
+	change root tsock offload
+check_tc_err "lead needs offload" "lead applies only with offload" \
+	change root tsock lead 100us
+check_tc_err "flow_limit above limit" "flow_limit exceeds limit" \
+	change root tsock flow_limit 501
+check_tc_err "limit below flow_limit" "flow_limit exceeds limit" \
+	change root tsock limit 10
+check_tc_err "slack above 1s" "out of range" change root tsock slack 2s
+check_tc_err "zero limit" "out of range" change root tsock limit 0
+check_tc_err "zero flow_limit" "out of range" change root tsock flow_limit 0
+check_tc_err "zero horizon" "out of range" change root tsock horizon 0
+check_eq "refused changes left the qdisc alone" "500000 500 50" \
+	"$(qopt horizon_us) $(qopt limit) $(qopt flow_limit)"
+
+# --- tc's own parser ---
+check_tc_err "unknown clock name" 'illegal value for "clockid"' \
+	change root tsock clockid CLOCK_REALTIME
+check_tc_err "unknown late policy" 'illegal value for "late"' \
+	change root tsock late maybe
+check_tc_err "garbage time" 'illegal value for "horizon"' \
+	change root tsock horizon 5parsecs
+check_tc_err "negative time" 'illegal value for "tolerance"' \
+	change root tsock tolerance -1ms
+check_tc_err "sub-microsecond horizon" 'illegal value for "horizon"' \
+	change root tsock horizon 1500ns
+check_tc_err "count too large" 'illegal value for "limit"' \
+	change root tsock limit 4294967296
+check_tc_err "missing value" 'illegal value for "limit"' \
+	change root tsock limit
+check_tc_err "unknown option" 'unknown parameter "speed"' \
+	change root tsock speed 9
+
+# --- the kernel's policy, reached with raw netlink ---
+qd del root >/dev/null 2>&1
+check_nl_err() {
+	local desc=$1 want=$2 out rc=0
+
+	shift 2
+	out=$(tx python3 "$TSOCK_NL" "$DEV_TX" "$@" 2>&1) || rc=$?
+	if [ "$rc" = 1 ] && [[ $out == "error "*"$want"* ]]; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "tsock_nl $* exited $rc: $out"
+		ktap_fail "$desc"
+	fi
+}
+check_nl_err "CLOCK_REALTIME refused" "EINVAL: clockid must be" 1=u32:0
+check_nl_err "CLOCK_BOOTTIME refused" "EINVAL: clockid must be" 1=u32:7
+check_nl_err "late policy out of range" "ERANGE" 3=u32:2
+check_nl_err "offload flag out of range" "ERANGE" 8=u8:2
+check_nl_err "read-only attribute refused" "EINVAL" 10=u8:1
+check_nl_err "unknown attribute refused" "EINVAL" 11=u32:1
+check_nl_err "short attribute refused" "ERANGE" 2=u8:1
+check_nl_err "options must be nested" "EINVAL: NLA_F_NESTED is missing" \
+	--flat 2=u32:1000
+check_eq "no qdisc left behind by refusals" "" \
+	"$(qd show | grep tsock)"
+check_eq "raw add with options" ok \
+	"$(tx python3 "$TSOCK_NL" "$DEV_TX" 1=u32:11 2=u32:1000 2>&1)"
+check_eq "raw options shown" "CLOCK_TAI 1000" \
+	"$(qopt clockid) $(qopt horizon_us)"
+
+# --- offload: veth has none, so the timer takes over ---
+qd del root >/dev/null 2>&1
+out=$(qd add root tsock offload lead 300us 2>&1)
+check_eq "offload falls back with a warning" \
+	"Warning: sch_tsock: device has no launch-time offload, using the timer." \
+	"$out"
+check_eq "offload requested, not in effect" "true false 300000" \
+	"$(qopt offload) $(qopt offloaded) $(qopt lead_ns)"
+
+# --- unload while attached, delete ---
+check_fail "unload refused while attached" rmmod sch_tsock
+check_ok "delete" qd del root
+check_eq "gone after delete" "" "$(qd show | grep tsock)"
+netns_down
+check_ok "unload after delete" kmod_unload sch_tsock
+
+ktap_finish

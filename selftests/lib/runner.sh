@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run test programs one after the other and report them in KTAP, the way
+# the kernel's kselftest runner does:
+#
+#	TAP version 13
+#	1..N
+#	# selftests: SUITE: NAME
+#	  <the program's own output, indented by two spaces>
+#	ok 1 selftests: SUITE: NAME
+#	not ok 2 selftests: SUITE: NAME # exit=1
+#	not ok 3 selftests: SUITE: NAME # TIMEOUT 300 seconds
+#	ok 4 selftests: SUITE: NAME # SKIP
+#
+# Programs: NAME.sh runs under bash; anything else runs as is. Each runs
+# in its own directory with stdin from /dev/null, and gets a timeout:
+# the first of $KVOD_TIMEOUT_<NAME> (NAME with every character other than
+# a letter, digit or _ turned into _), a "# timeout: N" line in the
+# comment block at the top of a shell test, $KVOD_TEST_TIMEOUT, 300 s.
+# Exit status 4 means skipped.
+#
+# With KVOD_RESULTS set, each program's unindented output is also saved
+# as $KVOD_RESULTS/SUITE/NAME.log.
+
+# test_timeout PATH: the timeout in seconds for test program PATH.
+test_timeout() {
+	local path=$1 name var t
+
+	name=$(basename "$path")
+	var=KVOD_TIMEOUT_${name//[^A-Za-z0-9_]/_}
+	if [ -n "${!var:-}" ]; then
+		echo "${!var}"
+		return
+	fi
+	if [[ $path == *.sh ]] && [ -r "$path" ]; then
+		# Only the comment block at the top of the file counts.
+		t=$(awk '/^#[[:space:]]*timeout:[[:space:]]*[0-9]+[[:space:]]*$/ {
+				sub(/^#[[:space:]]*timeout:[[:space:]]*/, ""); print $1; exit }
+			/^#/ || /^[[:space:]]*$/ { next }
+			{ exit }' "$path")
+		if [ -n "$t" ]; then
+			echo "$t"
+			return
+		fi
+	fi
+	echo "${KVOD_TEST_TIMEOUT:-300}"
+}
+
+# run_suite SUITE HOOK PATH...: run the programs in order; call HOOK NAME
+# (a function, or "" for none) before each. Returns 0 if all passed or
+# skipped, 1 otherwise.
+run_suite() {
+	local suite=$1 hook=$2 n=0 failed=0 path name t rc start elapsed log
+	local logdir=
+	local -a cmd
+
+	shift 2
+	echo "TAP version 13"
+	echo "1..$#"
+	if [ -n "${KVOD_RESULTS:-}" ] && mkdir -p "$KVOD_RESULTS/$suite" 2>/dev/null; then
+		logdir=$KVOD_RESULTS/$suite
+	fi
+	for path; do
+		n=$((n + 1))
+		name=$(basename "$path")
+		echo "# selftests: $suite: $name"
+		if [ -n "$hook" ]; then
+			"$hook" "$name"
+		fi
+		if [ ! -f "$path" ]; then
+			echo "not ok $n selftests: $suite: $name # not found: $path"
+			failed=1
+			continue
+		fi
+		if [[ $name == *.sh ]]; then
+			cmd=(bash "./$name")
+		elif [ -x "$path" ]; then
+			cmd=("./$name")
+		else
+			echo "not ok $n selftests: $suite: $name # not executable"
+			failed=1
+			continue
+		fi
+		t=$(test_timeout "$path")
+		log=/dev/null
+		if [ -n "$logdir" ]; then
+			log=$logdir/$name.log
+		fi
+		start=$SECONDS
+		if (cd "$(dirname "$path")" &&
+			timeout --kill-after=10 "$t" "${cmd[@]}" </dev/null 2>&1) |
+			tee "$log" | sed -u 's/^/  /'; then
+			rc=0
+		else
+			rc=${PIPESTATUS[0]}
+		fi
+		elapsed=$((SECONDS - start))
+		echo "# $name: exit $rc after $elapsed s"
+		if [ "$rc" = 137 ] && [ "$elapsed" -ge "$t" ]; then
+			rc=124
+		fi
+		case $rc in
+		0) echo "ok $n selftests: $suite: $name" ;;
+		4) echo "ok $n selftests: $suite: $name # SKIP" ;;
+		124)
+			echo "not ok $n selftests: $suite: $name # TIMEOUT $t seconds"
+			failed=1
+			;;
+		*)
+			echo "not ok $n selftests: $suite: $name # exit=$rc"
+			failed=1
+			;;
+		esac
+	done
+	return "$failed"
+}

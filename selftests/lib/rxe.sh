@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Soft-RoCE topology of kvod's RDMA tests and benchmark. Source it
+# after ktap.sh (tests) or on its own (bench), inside a tools/vm-run guest.
+#
+# rxe in 6.12 works only in the initial network namespace, so everything
+# lives there: a veth pair kvodr0/kvodr1, 198.18.0.1/24 on kvodr0 and an
+# rxe device (kvod_rxe0) on kvodr0. Server and client are the same host:
+# the client connects to 198.18.0.1, which rdma_cm resolves to kvodr0's
+# own MAC (the route is local, so rdma_cm maps it from lo to the device
+# that owns the address), and rxe hands packets whose destination MAC is
+# its own straight to its receive path (rxe_loopback) instead of the wire.
+# kvodr1 only keeps the veth's carrier up.
+#
+#	rxe_setup		load the modules, build the topology
+#	rxe_teardown		undo it (safe to call twice)
+#	rxe_wait_active		until the rxe port is ACTIVE
+#
+# Addresses come from 198.18.0.0/15 (benchmarking, RFC 2544) only.
+
+RXE_DEV=${RXE_DEV:-kvod_rxe0}
+RXE_NETDEV=kvodr0
+RXE_PEER=kvodr1
+RXE_ADDR=198.18.0.1
+RXE_PORT=${RXE_PORT:-7471}
+
+# Modules userspace verbs and rdma_cm need, and the rxe driver.
+RXE_MODULES="ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe"
+
+rxe_wait_active() {
+	local i
+
+	for i in $(seq 50); do
+		rdma link show "$RXE_DEV/1" 2>/dev/null | grep -q 'state ACTIVE' &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+rxe_link_add() {
+	rdma link add "$RXE_DEV" type rxe netdev "$RXE_NETDEV" && rxe_wait_active
+}
+
+rxe_setup() {
+	modprobe -a $RXE_MODULES || return 1
+	ip link add "$RXE_NETDEV" type veth peer name "$RXE_PEER" || return 1
+	ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" || return 1
+	ip link set "$RXE_PEER" up && ip link set "$RXE_NETDEV" up || return 1
+	rxe_link_add
+}
+
+rxe_teardown() {
+	rdma link del "$RXE_DEV" 2>/dev/null
+	ip link del "$RXE_NETDEV" 2>/dev/null
+	return 0
+}
+
+# The RDMA tests' common frame: topology, kvod.ko, one listener.
+KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch
+RDMA_CLIENT=$KVOD_REPO/selftests/kvod/rdma_client
+RDMA_CTL=$KVOD_REPO/selftests/kvod/rdma_ctl
+KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
+RDMA_URL=rdma://$RXE_ADDR:$RXE_PORT
+
+# rdma_test_start [KVOD_PARAMS...]: bail out unless all of it comes up.
+rdma_test_start() {
+	local f
+
+	for f in "$KVOD_FETCH" "$RDMA_CLIENT" "$RDMA_CTL" "$KVOD_HELPER"; do
+		[ -x "$f" ] || ktap_bail_out "$f not built (make tools selftests)"
+	done
+	rxe_setup || ktap_bail_out "cannot set up rxe on $RXE_NETDEV"
+	kvod_load "$@" || ktap_bail_out "cannot load kvod.ko"
+	"$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT" ||
+		ktap_bail_out "cannot listen on $RXE_ADDR:$RXE_PORT"
+}
+
+rdma_test_stop() {
+	kvod_unload
+	rxe_teardown
+}
+
+# rdma_counter NAME: a counter of the test's listener.
+rdma_counter() {
+	"$RDMA_CTL" counter "$RXE_ADDR" "$RXE_PORT" "$1"
+}
+
+# movie_add NAME BYTES: a random movie, its file left in $RDMA_TMP/NAME.
+movie_add() {
+	head -c "$2" /dev/urandom >"$RDMA_TMP/$1" &&
+		"$KVOD_HELPER" add "$1" "$RDMA_TMP/$1"
+}
+
+# kvod_rdma_objects: PDs, MRs and QPs that kvod.ko holds on any device.
+kvod_rdma_objects() {
+	rdma resource show pd 2>/dev/null | grep -c '\[kvod\]'
+	rdma resource show mr 2>/dev/null | grep -c '\[kvod\]'
+	rdma resource show qp 2>/dev/null | grep -c '\[kvod\]'
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run kvod's selftests inside the tools/vm-run guest, in KTAP (see
+# selftests/lib/runner.sh for the format, timeouts and exit statuses):
+#
+#	tools/vm-run -- selftests/run_guest.sh [NAME...]
+#
+# (tools/run-tests does this, and counts the results.) The programs are
+# selftests/kvod/*_test (kselftest_harness.h C tests, built by make
+# selftests), then selftests/kvod/*.sh (shell tests), each group in C
+# locale order. NAME arguments, or else the space-separated names in
+# $KVOD_TESTS, pick and order programs instead: a name is a file in
+# selftests/kvod ("catalog_test", "kvodctl.sh"; ".sh" may be left out),
+# or a path if it holds a "/". $KVOD_TEST_DIR replaces selftests/kvod.
+#
+# Each program loads the modules it needs and should unload them. Before
+# each one, and after the last, we rmmod whatever of $KVOD_MODULES
+# (default "sch_tsock kvod") is still loaded, and say so in a "# runner:"
+# line: a leftover is the previous program's bug.
+#
+# Exit status: 0 if every program passed or skipped, 1 otherwise; 4 when
+# not inside a tools/vm-run guest (this script unloads modules).
+set -euo pipefail
+export LC_COLLATE=C
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=selftests/lib/guest.sh
+. "$HERE/lib/guest.sh"
+# shellcheck source=selftests/lib/runner.sh
+. "$HERE/lib/runner.sh"
+
+if ! kvod_in_guest; then
+	echo "run_guest.sh: refusing to run outside a tools/vm-run guest; use tools/run-tests" >&2
+	echo "1..0 # SKIP not inside a tools/vm-run guest"
+	exit 4
+fi
+
+TEST_DIR=${KVOD_TEST_DIR:-$HERE/kvod}
+read -r -a MODULES <<<"${KVOD_MODULES:-sch_tsock kvod}"
+
+# unload_leftovers WHEN: rmmod what is still loaded of MODULES. Two
+# passes, in case of dependencies the list's order does not follow.
+unload_leftovers() {
+	local when=$1 pass m
+
+	for pass in 1 2; do
+		for m in "${MODULES[@]}"; do
+			[ -d "/sys/module/$m" ] || continue
+			if rmmod "$m" 2>/dev/null; then
+				echo "# runner: unloaded leftover module $m $when"
+			elif [ "$pass" = 2 ]; then
+				echo "# runner: could not unload leftover module $m $when: $(rmmod "$m" 2>&1)"
+			fi
+		done
+	done
+}
+
+# shellcheck disable=SC2317 # run_suite calls it
+before_test() {
+	unload_leftovers "before $1"
+}
+
+# The programs to run, in order.
+tests=()
+if (($#)); then
+	names=("$@")
+elif [ -n "${KVOD_TESTS:-}" ]; then
+	read -r -a names <<<"$KVOD_TESTS"
+else
+	names=()
+	shopt -s nullglob
+	for f in "$TEST_DIR"/*_test "$TEST_DIR"/*.sh; do
+		if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; }; then
+			names+=("$(basename "$f")")
+		fi
+	done
+	shopt -u nullglob
+fi
+for name in "${names[@]}"; do
+	if [[ $name == */* ]]; then
+		tests+=("$(readlink -f "$name")")
+	elif [ ! -e "$TEST_DIR/$name" ] && [ -e "$TEST_DIR/$name.sh" ]; then
+		tests+=("$TEST_DIR/$name.sh")
+	else
+		tests+=("$TEST_DIR/$name")
+	fi
+done
+
+rc=0
+run_suite kvod before_test "${tests[@]}" || rc=$?
+unload_leftovers "after the last test"
+exit "$rc"

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The demo's steps, run inside the tools/vm-run guest by tools/demo, which
+# passes the sample in KVOD_DEMO_SAMPLE and its bit rate (bits/s) in
+# KVOD_DEMO_BITRATE. Each step is one function, run in order by
+# run_steps at the bottom; a failing step stops the demo (exit 1) after
+# the module is unloaded.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+# shellcheck source=selftests/lib/ktap.sh
+. "$REPO/selftests/lib/ktap.sh"
+KVODCTL=$REPO/tools/kvodctl
+SAMPLE=${KVOD_DEMO_SAMPLE:?tools/demo sets it}
+BITRATE=${KVOD_DEMO_BITRATE:?tools/demo sets it}
+
+# show CMD...: print CMD as typed, then run it.
+show() {
+	echo "\$ ${*#"$REPO/"}"
+	"$@"
+}
+
+step_load() {
+	# shellcheck disable=SC2119 # no module parameters
+	kvod_load
+	show ls -l /dev/kvod
+}
+
+step_add() {
+	show "$KVODCTL" add sample "$SAMPLE" --bitrate "$BITRATE"
+}
+
+step_list() {
+	show "$KVODCTL" list
+}
+
+step_info() {
+	show "$KVODCTL" info sample
+}
+
+step_del() {
+	show "$KVODCTL" del sample
+}
+
+step_unload() {
+	kvod_unload
+	echo "kvod.ko unloaded"
+}
+
+STEPS=(
+	"load kvod.ko:step_load"
+	"register the sample:step_add"
+	"list the movies:step_list"
+	"show the sample:step_info"
+	"remove the sample:step_del"
+	"unload kvod.ko:step_unload"
+)
+
+run_steps() {
+	local i=0 step title fn
+
+	if ! kvod_in_guest; then
+		echo "demo-guest.sh: tools/demo runs this inside the guest" >&2
+		return 1
+	fi
+	for step in "${STEPS[@]}"; do
+		i=$((i + 1))
+		title=${step%%:*}
+		fn=${step##*:}
+		echo
+		echo "== demo step $i/${#STEPS[@]}: $title"
+		if ! "$fn"; then
+			echo "demo: step $i ($title) failed" >&2
+			kvod_unload || true
+			return 1
+		fi
+	done
+	echo
+	echo "== demo done"
+}
+
+run_steps

@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvod-fetch: read a movie from a kvod server with RDMA READs.
+ *
+ *   kvod-fetch rdma://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]
+ *	[--chunk SIZE] [--depth N] [--rate RATE --cache MS]
+ *	[--seek-every SEC] [--duration SEC] [--seed N] [--timeout MS] [-q]
+ *
+ * Plain mode pulls [offset, offset + length) as fast as the link allows:
+ * --depth READs of --chunk bytes are kept outstanding, none crossing a
+ * segment of the server's table, and each is written out as it completes
+ * (an RC send queue completes in order, so the output is in order).
+ *
+ * Player mode (--rate) models the thesis's VLC module (Block/Seek): a
+ * consumer plays the bytes at RATE bits/s, starting --cache MS after the
+ * start or a seek (VLC's caching delay), and READs are posted only up to
+ * MS worth of bytes ahead of the play position. A chunk is late if it
+ * completes after the consumer needed its first byte. Every --seek-every
+ * SEC a seek to a random offset waits for the READs in flight, throws
+ * their data away and refills the cache from the new offset. A seeking
+ * player given --duration plays on until then: at the end of the range it
+ * waits for its next seek.
+ *
+ * Exit status: 0 done; 1 refused, rejected, unreachable or failed
+ * transfer; 2 bad usage. See Documentation/kvod-fetch.1.
+ */
+#define _GNU_SOURCE
+#include "kvod-rdma.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+
+#define CHUNK_DEFAULT	(256 * 1024)
+#define CHUNK_MAX	(1U << 30)
+#define DEPTH_DEFAULT	16
+#define DEPTH_MAX	4096
+
+struct fetch_opts {
+	const char *url;
+	const char *out;
+	uint64_t offset;
+	uint64_t length;		/* UINT64_MAX: to the end */
+	uint32_t chunk;
+	unsigned int depth;
+	uint64_t rate;			/* bits/s, 0: plain mode */
+	uint64_t cache_ms;
+	double seek_every;		/* seconds, 0: never */
+	double duration;		/* seconds, 0: until the end */
+	unsigned int seed;
+	int timeout_ms;
+	int quiet;
+};
+
+/* One READ in flight; slot i of the ring buffer. */
+struct slot {
+	uint64_t off;
+	uint32_t len;
+};
+
+struct fetch {
+	struct fetch_opts *o;
+	struct kvod_conn c;
+	int fd;
+	char *buf;
+	struct ibv_mr *mr;
+	struct slot *slots;
+	uint64_t posted, done;		/* READs, as sequence numbers */
+	uint64_t next_off;		/* next byte to READ */
+	uint64_t end;			/* end of the range */
+
+	/* player mode */
+	double rate_Bps;
+	uint64_t cache_bytes;
+	uint64_t play_start;		/* offset playback (re)starts at */
+	double t_play;			/* when it starts */
+	double t_seek;			/* next seek */
+	int flushing;			/* a seek waits for the READs in flight */
+
+	/* summary */
+	uint64_t bytes, chunks, late, seeks;
+	int pipe_closed;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kvod-fetch rdma://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]\n"
+		"                  [--chunk SIZE] [--depth N] [--rate RATE --cache MS]\n"
+		"                  [--seek-every SEC] [--duration SEC] [--seed N]\n"
+		"                  [--timeout MS] [-q]\n"
+		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d.\n"
+		"  SIZE and N take k/K, M, G suffixes (powers of 1024); RATE is in bits/s\n"
+		"  with k/M/G suffixes (powers of 1000): 8.7M is 8700000.\n",
+		KVOD_RDMA_PORT);
+}
+
+/* N [k|K|m|M|g|G], binary multiples; whole numbers only. */
+static int parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned int shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	default:
+		return -1;
+	}
+	if (*end && end[1])
+		return -1;
+	if (shift && *v > (UINT64_MAX >> shift))
+		return -1;
+	*v <<= shift;
+	return 0;
+}
+
+/*
+ * RATE as kvodctl takes it: DIGITS[.DIGITS][k|K|m|M|g|G], decimal
+ * multiples, a whole non-zero number of bits/s ("8.7M" is 8700000).
+ */
+static int parse_rate(const char *s, uint64_t *rate)
+{
+	size_t nint = strspn(s, "0123456789"), nfrac = 0, i;
+	const char *p = s + nint, *frac = "";
+	uint64_t v = 0;
+	int exp = 0;
+
+	if (!nint)
+		return -1;
+	if (*p == '.') {
+		frac = ++p;
+		nfrac = strspn(p, "0123456789");
+		if (!nfrac)
+			return -1;
+		p += nfrac;
+	}
+	switch (*p) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		exp = 3;
+		break;
+	case 'm': case 'M':
+		exp = 6;
+		break;
+	case 'g': case 'G':
+		exp = 9;
+		break;
+	default:
+		return -1;
+	}
+	if (*p && p[1])
+		return -1;
+	for (i = 0; i < nint + (size_t)exp; i++) {
+		char d = i < nint ? s[i] : (i - nint < nfrac ? frac[i - nint] : '0');
+
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (unsigned int)(d - '0'), &v))
+			return -1;
+	}
+	for (i = exp; i < nfrac; i++)
+		if (frac[i] != '0')
+			return -1;
+	if (!v)
+		return -1;
+	*rate = v;
+	return 0;
+}
+
+static int parse_seconds(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return errno || *end || end == s || *v < 0 ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct fetch_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "offset", required_argument, NULL, 'O' },
+		{ "length", required_argument, NULL, 'l' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "seek-every", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	uint64_t v;
+	int opt, li, cache_set = 0;
+
+	while (li = -1,
+	       (opt = getopt_long(argc, argv, "o:qh", longopts, &li)) != -1) {
+		switch (opt) {
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'O':
+			if (parse_size(optarg, &o->offset))
+				goto bad;
+			break;
+		case 'l':
+			if (parse_size(optarg, &o->length) || !o->length)
+				goto bad;
+			break;
+		case 'c':
+			if (parse_size(optarg, &v) || !v || v > CHUNK_MAX)
+				goto bad;
+			o->chunk = v;
+			break;
+		case 'd':
+			if (parse_size(optarg, &v) || !v || v > DEPTH_MAX)
+				goto bad;
+			o->depth = v;
+			break;
+		case 'r':
+			if (parse_rate(optarg, &o->rate))
+				goto bad;
+			break;
+		case 'C':
+			if (parse_size(optarg, &o->cache_ms) || !o->cache_ms ||
+			    o->cache_ms > 3600 * 1000)
+				goto bad;
+			cache_set = 1;
+			break;
+		case 's':
+			if (parse_seconds(optarg, &o->seek_every) || !o->seek_every)
+				goto bad;
+			break;
+		case 'D':
+			if (parse_seconds(optarg, &o->duration) || !o->duration)
+				goto bad;
+			break;
+		case 'S':
+			if (parse_size(optarg, &v) || v > UINT32_MAX)
+				goto bad;
+			o->seed = v;
+			break;
+		case 't':
+			if (parse_size(optarg, &v) || !v || v > 600000)
+				goto bad;
+			o->timeout_ms = v;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return -1;
+	}
+	o->url = argv[optind];
+	if (cache_set && !o->rate) {
+		fprintf(stderr, "kvod-fetch: --cache needs --rate\n");
+		return -1;
+	}
+	if (o->seek_every && !o->rate) {
+		fprintf(stderr, "kvod-fetch: --seek-every needs --rate\n");
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "kvod-fetch: invalid argument to --%s: '%s'\n",
+		li >= 0 ? longopts[li].name : "?", optarg);
+	return -1;
+}
+
+static int write_all(struct fetch *f, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(f->fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EPIPE) {
+			f->pipe_closed = 1;
+			return -1;
+		}
+		if (n < 0) {
+			fprintf(stderr, "kvod-fetch: write %s: %s\n",
+				f->o->out ? f->o->out : "stdout", strerror(errno));
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Where the consumer is at time @t (player mode). */
+static uint64_t play_pos(const struct fetch *f, double t)
+{
+	double ahead = t > f->t_play ? (t - f->t_play) * f->rate_Bps : 0;
+
+	return f->play_start + (uint64_t)ahead;
+}
+
+/* Whether the next READ may go out now (depth, range, read-ahead). */
+static int may_post(const struct fetch *f, double t)
+{
+	if (f->flushing || f->next_off >= f->end ||
+	    f->posted - f->done >= f->o->depth)
+		return 0;
+	if (!f->o->rate)
+		return 1;
+	return f->next_off < play_pos(f, t) + f->cache_bytes;
+}
+
+static int post_next(struct fetch *f)
+{
+	struct kvod_conn *c = &f->c;
+	long i = kvod_seg_find(c, f->next_off);
+	const struct kvod_seg *s = &c->segs[i];
+	struct slot *sl = &f->slots[f->posted % f->o->depth];
+	uint64_t len = f->o->chunk;
+	char *buf = f->buf + (f->posted % f->o->depth) * (size_t)f->o->chunk;
+
+	if (len > f->end - f->next_off)
+		len = f->end - f->next_off;
+	if (len > s->offset + s->length - f->next_off)
+		len = s->offset + s->length - f->next_off;
+	sl->off = f->next_off;
+	sl->len = len;
+	if (kvod_post_read(c, buf, f->mr->lkey,
+			   s->addr + (f->next_off - s->offset), s->rkey, len,
+			   f->posted))
+		return -1;
+	f->posted++;
+	f->next_off += len;
+	return 0;
+}
+
+static void start_play(struct fetch *f, uint64_t off, double t)
+{
+	f->play_start = off;
+	f->next_off = off;
+	f->t_play = t + f->o->cache_ms / 1000.0;
+}
+
+static void seek(struct fetch *f, double t)
+{
+	uint64_t span = f->end - f->o->offset;
+	uint64_t r = ((uint64_t)random() << 31) ^ (uint64_t)random();
+
+	start_play(f, f->o->offset + r % span, t);
+	f->flushing = 0;
+	f->seeks++;
+	f->t_seek = t + f->o->seek_every;
+}
+
+static int complete(struct fetch *f, const struct ibv_wc *wc, double t)
+{
+	const struct slot *sl = &f->slots[f->done % f->o->depth];
+	const char *buf = f->buf + (f->done % f->o->depth) * (size_t)f->o->chunk;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "kvod-fetch: READ of %u bytes at offset %" PRIu64 ": %s%s\n",
+			sl->len, sl->off, ibv_wc_status_str(wc->status),
+			f->c.disconnected ? " (the server disconnected)" : "");
+		return -1;
+	}
+	if (wc->wr_id != f->done) {
+		fprintf(stderr, "kvod-fetch: completion %" PRIu64 " out of order (expected %" PRIu64 ")\n",
+			(uint64_t)wc->wr_id, f->done);
+		return -1;
+	}
+	f->done++;
+	if (f->flushing)
+		return 0;	/* a seek throws it away */
+	if (f->o->rate) {
+		double need = f->t_play + (sl->off - f->play_start) / f->rate_Bps;
+
+		if (t > need)
+			f->late++;
+	}
+	f->chunks++;
+	f->bytes += sl->len;
+	return write_all(f, buf, sl->len);
+}
+
+/* Milliseconds to sleep for when nothing can be posted (player mode). */
+static int idle_ms(const struct fetch *f, double t)
+{
+	double wake = 1e18;
+
+	if (f->o->rate && f->next_off < f->end && !f->flushing) {
+		uint64_t need = f->next_off - f->play_start;
+
+		need = need > f->cache_bytes ? need - f->cache_bytes : 0;
+		wake = f->t_play + need / f->rate_Bps;
+	}
+	if (f->o->seek_every && f->t_seek < wake)
+		wake = f->t_seek;
+	if (wake > 1e17)
+		return -1;
+	wake -= t;
+	return wake <= 0 ? 0 : (int)(wake * 1000) + 1;
+}
+
+static int run(struct fetch *f, double t_end)
+{
+	struct ibv_wc wc[32];
+
+	for (;;) {
+		double t = now_s();
+		int n, i, wait, watchdog;
+
+		if (stop || (t_end && t >= t_end))
+			break;
+		if (f->o->seek_every && t >= f->t_seek && !f->flushing)
+			f->flushing = 1;
+		if (f->flushing && f->posted == f->done)
+			seek(f, t);
+		while (may_post(f, t))
+			if (post_next(f))
+				return -1;
+		/* All of it; a seeking player plays on until --duration. */
+		if (f->posted == f->done && f->next_off >= f->end &&
+		    !(f->o->seek_every && t_end))
+			break;
+
+		/* In flight: a completion is due within the timeout. */
+		wait = f->posted != f->done ? f->o->timeout_ms : -1;
+		watchdog = wait >= 0;
+		if (f->o->rate) {
+			int idle = idle_ms(f, t);
+
+			if (idle >= 0 && (wait < 0 || idle < wait)) {
+				wait = idle;
+				watchdog = 0;
+			}
+		}
+		if (t_end) {
+			int left = (int)((t_end - t) * 1000) + 1;
+
+			if (wait < 0 || left < wait) {
+				wait = left;
+				watchdog = 0;
+			}
+		}
+		n = kvod_poll(&f->c, wc, 32, wait);
+		if (n < 0) {
+			fprintf(stderr, "kvod-fetch: %s\n", f->c.err);
+			return -1;
+		}
+		if (!n && watchdog) {
+			fprintf(stderr, "kvod-fetch: no completion within %d ms\n",
+				f->o->timeout_ms);
+			return -1;
+		}
+		t = now_s();
+		for (i = 0; i < n; i++)
+			if (complete(f, &wc[i], t))
+				return -1;
+	}
+	return 0;
+}
+
+/* Drain what is in flight so the QP can be torn down quietly. */
+static void drain(struct fetch *f)
+{
+	struct ibv_wc wc[32];
+
+	while (f->posted != f->done) {
+		int n = kvod_poll(&f->c, wc, 32, f->o->timeout_ms);
+
+		if (n <= 0)
+			break;
+		f->done += n;
+	}
+}
+
+static int setup(struct fetch *f, const char *host, const char *port,
+		 const char *name)
+{
+	struct fetch_opts *o = f->o;
+	char pdata[KVOD_REQ_PDATA_MAX];
+	struct kvod_conn_opts co = {
+		.host = host,
+		.port = port,
+		.pdata = pdata,
+		.depth = o->depth,
+		.timeout_ms = o->timeout_ms,
+	};
+	size_t bytes;
+
+	co.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
+	if (!co.pdata_len) {
+		fprintf(stderr,
+			"kvod-fetch: movie name '%s' is %zu bytes; over RDMA (IB/RoCE connect requests) names are at most %d\n",
+			name, strlen(name), KVOD_REQ_NAME_MAX);
+		return -1;
+	}
+	if (kvod_connect(&f->c, &co) || kvod_read_table(&f->c, o->timeout_ms)) {
+		fprintf(stderr, "kvod-fetch: %s: %s\n", name, f->c.err);
+		return -1;
+	}
+
+	if (o->offset >= f->c.movie_size ||
+	    (o->length != UINT64_MAX &&
+	     o->length > f->c.movie_size - o->offset)) {
+		fprintf(stderr, "kvod-fetch: %s: range beyond the movie's %" PRIu64 " bytes\n",
+			name, f->c.movie_size);
+		return -1;
+	}
+	f->end = o->length == UINT64_MAX ? f->c.movie_size : o->offset + o->length;
+
+	bytes = (size_t)o->depth * o->chunk;
+	if (posix_memalign((void **)&f->buf, 4096, bytes)) {
+		fprintf(stderr, "kvod-fetch: out of memory for %zu bytes of buffers\n",
+			bytes);
+		return -1;
+	}
+	f->slots = calloc(o->depth, sizeof(*f->slots));
+	f->mr = f->slots ? kvod_reg(&f->c, f->buf, bytes) : NULL;
+	if (!f->mr) {
+		fprintf(stderr, "kvod-fetch: %s\n",
+			f->slots ? f->c.err : "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void summary(const struct fetch *f, double secs)
+{
+	if (f->o->quiet)
+		return;
+	fprintf(stderr,
+		"kvod-fetch: %" PRIu64 " bytes in %.3f s, %.2f MB/s, %" PRIu64 " chunks, %" PRIu64 " late, %" PRIu64 " seeks%s\n",
+		f->bytes, secs, secs > 0 ? f->bytes / secs / 1e6 : 0.0,
+		f->chunks, f->late, f->seeks,
+		f->pipe_closed ? " (output closed early)" : "");
+}
+
+int main(int argc, char **argv)
+{
+	struct fetch_opts o = {
+		.length = UINT64_MAX,
+		.chunk = CHUNK_DEFAULT,
+		.depth = DEPTH_DEFAULT,
+		.cache_ms = 400,
+		.timeout_ms = 5000,
+		.seed = (unsigned int)time(NULL) ^ (unsigned int)getpid(),
+	};
+	struct fetch f = { .o = &o, .fd = STDOUT_FILENO };
+	char host[256], port[8], name[KVOD_NAME_MAX + 1];
+	struct sigaction sa = { .sa_handler = on_signal };
+	double t0, t_end = 0;
+	int ret = EXIT_FAIL;
+
+	if (parse_args(argc, argv, &o))
+		return EXIT_USAGE;
+	if (kvod_parse_url(o.url, host, sizeof(host), port, sizeof(port),
+			   name, sizeof(name))) {
+		fprintf(stderr, "kvod-fetch: bad URL '%s' (rdma://HOST[:PORT]/NAME)\n",
+			o.url);
+		return EXIT_USAGE;
+	}
+	if (strlen(name) >= KVOD_NAME_MAX) {
+		fprintf(stderr, "kvod-fetch: movie name too long\n");
+		return EXIT_USAGE;
+	}
+	srandom(o.seed);
+	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (o.out) {
+		f.fd = open(o.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (f.fd < 0) {
+			fprintf(stderr, "kvod-fetch: %s: %s\n", o.out, strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+
+	if (setup(&f, host, port, name))
+		goto out;
+	if (o.rate) {
+		f.rate_Bps = o.rate / 8.0;
+		f.cache_bytes = (uint64_t)(f.rate_Bps * o.cache_ms / 1000);
+		if (f.cache_bytes < o.chunk)
+			f.cache_bytes = o.chunk;
+	}
+	t0 = now_s();
+	if (o.duration)
+		t_end = t0 + o.duration;
+	start_play(&f, o.offset, t0);
+	f.t_seek = t0 + o.seek_every;
+	if (!run(&f, t_end) || f.pipe_closed)
+		ret = 0;
+	summary(&f, now_s() - t0);
+	drain(&f);
+out:
+	if (f.mr)
+		ibv_dereg_mr(f.mr);
+	kvod_close(&f.c);
+	free(f.buf);
+	free(f.slots);
+	if (o.out && close(f.fd) && !ret) {
+		fprintf(stderr, "kvod-fetch: %s: %s\n", o.out, strerror(errno));
+		ret = EXIT_FAIL;
+	}
+	return ret;
+}

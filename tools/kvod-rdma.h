@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kvod-rdma: the client side of kvod's RDMA wire protocol, version 1
+ * (uapi/linux/kvod.h, Documentation/rdma.rst), shared by kvod-fetch and
+ * the selftests' hostile client.
+ *
+ * One struct kvod_conn is one rdma_cm connection to a kvod server:
+ *
+ *	kvod_connect()		resolve, create PD/CQ/QP, post the RECV for
+ *				READY, connect with the given private data,
+ *				decode the accept (or the reject), wait for
+ *				READY
+ *	kvod_read_table()	READ the segment table into c->segs
+ *	kvod_post_read()	one RDMA READ
+ *	kvod_poll()		completions, sleeping on the completion and
+ *				the rdma_cm channels when there are none
+ *	kvod_close()		disconnect and destroy, in order
+ *
+ * Nothing here prints; failures leave a sentence in c->err.
+ */
+#ifndef KVOD_RDMA_H
+#define KVOD_RDMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <linux/kvod.h>
+
+/* IB CM carries 56 bytes of REQ private data after rdma_cm's header. */
+#define KVOD_REQ_PDATA_MAX	56
+#define KVOD_REQ_NAME_MAX	(KVOD_REQ_PDATA_MAX - \
+				 (int)sizeof(struct kvod_rdma_req) - 1)
+
+/* Why kvod_connect() failed (also the exit text of kvod-fetch). */
+enum kvod_fail {
+	KVOD_FAIL_NONE,
+	KVOD_FAIL_ADDR,		/* address resolution failed */
+	KVOD_FAIL_ROUTE,	/* route resolution failed: unreachable */
+	KVOD_FAIL_UNREACHABLE,	/* no answer from the peer */
+	KVOD_FAIL_REFUSED,	/* rejected, not by kvod (nothing listens) */
+	KVOD_FAIL_REJECTED,	/* rejected by kvod: c->rej_status */
+	KVOD_FAIL_PROTOCOL,	/* the server broke the protocol */
+	KVOD_FAIL_TIMEOUT,	/* a step took too long */
+	KVOD_FAIL_LOCAL,	/* a local verbs/rdma_cm call failed */
+};
+
+/* One entry of the segment table, host byte order. */
+struct kvod_seg {
+	uint64_t offset;
+	uint64_t addr;
+	uint64_t length;
+	uint32_t rkey;
+};
+
+struct kvod_conn_opts {
+	const char *host;	/* IPv4 or IPv6 literal or name */
+	const char *port;	/* decimal */
+	const void *pdata;	/* REQ private data */
+	size_t pdata_len;
+	unsigned int depth;	/* READs the caller keeps outstanding */
+	int timeout_ms;		/* per step */
+	int no_ready_recv;	/* hostile: do not post the RECV for READY */
+};
+
+struct kvod_conn {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	struct ibv_mr *ready_mr;
+	struct kvod_rdma_ready ready;
+	unsigned int initiator_depth;	/* READs in flight on the wire */
+	int connected;
+	int disconnected;		/* the peer went away */
+
+	/* the accept's private data, host byte order */
+	uint64_t movie_size;
+	uint64_t table_addr;
+	uint32_t table_rkey;
+	uint32_t table_len;
+	uint32_t nr_segments;
+	struct kvod_seg *segs;		/* after kvod_read_table() */
+
+	/* why kvod_connect() failed */
+	enum kvod_fail fail;
+	int cm_event;			/* the rdma_cm event that ended it */
+	int cm_status;			/* its status (IB CM reject reason) */
+	int rej_status;			/* kvod status in a reject, or -1 */
+	int rej_version;		/* server version in a reject, or -1 */
+	char err[256];
+};
+
+/* wr_id of the READY receive; callers' wr_ids must differ. */
+#define KVOD_WRID_READY		UINT64_MAX
+
+size_t kvod_build_req(void *buf, size_t room, const char *name);
+const char *kvod_status_str(int status);
+int kvod_parse_url(const char *url, char *host, size_t hlen, char *port,
+		   size_t plen, char *name, size_t nlen);
+
+int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o);
+int kvod_read_table(struct kvod_conn *c, int timeout_ms);
+struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len);
+int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
+		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id);
+int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms);
+long kvod_seg_find(const struct kvod_conn *c, uint64_t off);
+void kvod_close(struct kvod_conn *c);
+
+#endif /* KVOD_RDMA_H */
