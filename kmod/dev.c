@@ -42,6 +42,9 @@ KVOD_ASSERT_ABI(struct kvod_movie_list, KVOD_MOVIE_LIST_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_stats, KVOD_STATS_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_listen, KVOD_LISTEN_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_listener_info, KVOD_LISTENER_INFO_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_push_start, KVOD_PUSH_START_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_push_ref, KVOD_PUSH_REF_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_push_info, KVOD_PUSH_INFO_SIZE_VER0);
 static_assert(sizeof(struct kvod_sockaddr) == 24);
 
 union kvod_ioctl_arg {
@@ -52,6 +55,8 @@ union kvod_ioctl_arg {
 	struct kvod_movie_list list;
 	struct kvod_stats stats;
 	struct kvod_listen listen;
+	struct kvod_push_start push;
+	struct kvod_push_ref push_ref;
 };
 
 static bool zeroed(const void *p, size_t len)
@@ -199,6 +204,36 @@ static int ioc_unlisten(union kvod_ioctl_arg *arg)
 	return ret ?: kvod_listener_del(arg->listen.proto, &arg->listen.addr);
 }
 
+/* push.c checks the rest of the request; the id is an output. */
+static int ioc_push_start(union kvod_ioctl_arg *arg)
+{
+	return kvod_push_start(&arg->push);
+}
+
+static int ioc_push_stop(union kvod_ioctl_arg *arg)
+{
+	struct kvod_push_ref *ref = &arg->push_ref;
+
+	if (ref->reserved0 || !zeroed(ref->reserved, sizeof(ref->reserved)))
+		return -EINVAL;
+	return kvod_push_stop(ref->id);
+}
+
+static int ioc_push_list(union kvod_ioctl_arg *arg)
+{
+	struct kvod_push_info *infos;
+	u32 nr;
+	int ret;
+
+	ret = list_check(&arg->list, KVOD_PUSH_INFO_SIZE_VER0);
+	if (ret)
+		return ret;
+	ret = kvod_push_list(&infos, &nr);
+	if (ret)
+		return ret;
+	return list_finish(&arg->list, infos, sizeof(*infos), nr);
+}
+
 static int ioc_stats(union kvod_ioctl_arg *arg)
 {
 	struct kvod_stats *st = &arg->stats;
@@ -240,6 +275,12 @@ static const struct kvod_ioctl kvod_ioctls[] = {
 		   KVOD_LISTEN_SIZE_VER0, true, false, ioc_unlisten),
 	KVOD_IOCTL(KVOD_IOC_LISTENER_LIST, struct kvod_movie_list,
 		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_listener_list),
+	KVOD_IOCTL(KVOD_IOC_PUSH_START, struct kvod_push_start,
+		   KVOD_PUSH_START_SIZE_VER0, true, true, ioc_push_start),
+	KVOD_IOCTL(KVOD_IOC_PUSH_STOP, struct kvod_push_ref,
+		   KVOD_PUSH_REF_SIZE_VER0, true, false, ioc_push_stop),
+	KVOD_IOCTL(KVOD_IOC_PUSH_LIST, struct kvod_movie_list,
+		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_push_list),
 };
 
 /* Match on type, number and direction; @size in the struct rules. */

@@ -94,11 +94,10 @@ static atomic_t http_nr_refusing = ATOMIC_INIT(0);
  * @wq: runs @accept_work and every connection's work
  * @accept_work: accepts until the backlog is empty
  * @data_ready: the listening socket's callback before ours
- * @lock: protects @conns, @peers, @nr_conns, @stopping
+ * @lock: protects @conns, @peers, @nr_conns
  * @conns: every connection not yet freed
  * @peers: connections that count against the per-address limit, by address
  * @nr_conns: entries on @conns
- * @stopping: http_stop() began; no connection may be added
  * @wait: woken when @nr_conns drops to 0
  */
 struct http_server {
@@ -111,7 +110,6 @@ struct http_server {
 	struct list_head conns;
 	struct hlist_head peers[BIT(HTTP_PEER_BITS)];
 	unsigned int nr_conns;
-	bool stopping;
 	wait_queue_head_t wait;
 };
 
@@ -279,6 +277,15 @@ static int conn_recv(struct http_conn *conn)
 			      msg.msg_flags);
 }
 
+/* Answer with an error status and close; the answer gets a moment only. */
+static void conn_answer_close(struct http_conn *conn, u16 status)
+{
+	conn->rx_len = 0;
+	kvod_http_respond_error(conn, status);
+	conn->state = HTTP_SEND;
+	conn_set_phase(conn, HTTP_PH_LINGER);
+}
+
 /* Start answering the request at the head of conn->rx. */
 static void conn_respond(struct http_conn *conn, int len,
 			 const struct http_request *req)
@@ -314,9 +321,7 @@ static int step_read(struct http_conn *conn)
 			conn_close(conn, false);
 			return STEP_WAIT;
 		}
-		/* A truncated request: say so, then close. */
-		kvod_http_respond_error(conn, 400);
-		conn->state = HTTP_SEND;
+		conn_answer_close(conn, 400);	/* a truncated request */
 		return STEP_AGAIN;
 	}
 	if (!conn->rx_len && conn->phase != HTTP_PH_HEADER)
@@ -383,11 +388,7 @@ static int conn_timeout(struct http_conn *conn)
 		conn_close(conn, false);
 		return STEP_WAIT;
 	}
-	/* The header deadline: 408, then close. */
-	conn->rx_len = 0;
-	kvod_http_respond_error(conn, 408);
-	conn->state = HTTP_SEND;
-	conn_set_phase(conn, HTTP_PH_LINGER);
+	conn_answer_close(conn, 408);	/* the header deadline */
 	return STEP_AGAIN;
 }
 
@@ -552,9 +553,7 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	kvod_lc_inc(srv->l, KVOD_LC_ACTIVE);
 	if (ret) {
 		kvod_lc_inc(srv->l, KVOD_LC_REFUSED);
-		kvod_http_respond_error(conn, 503);
-		conn->state = HTTP_SEND;
-		conn_set_phase(conn, HTTP_PH_LINGER);
+		conn_answer_close(conn, 503);
 	} else {
 		conn->state = HTTP_READ;
 		conn_set_phase(conn, HTTP_PH_HEADER);
@@ -689,7 +688,6 @@ static void abort_conns(struct http_server *srv)
 
 again:
 	spin_lock(&srv->lock);
-	srv->stopping = true;
 	list_for_each_entry(conn, &srv->conns, node) {
 		if (test_and_set_bit(HTTP_CONN_STOP, &conn->flags))
 			continue;

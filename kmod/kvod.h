@@ -176,6 +176,13 @@ const struct kvod_proto_ops *kvod_rdma_ops(void);
 int kvod_rdma_init(void);
 void kvod_rdma_exit(void);
 
+/* push.c */
+int kvod_push_init(void);
+void kvod_push_exit(void);
+int kvod_push_start(struct kvod_push_start *req);
+int kvod_push_stop(u32 id);
+int kvod_push_list(struct kvod_push_info **infos, u32 *nr);
+
 /* dev.c */
 int kvod_dev_init(void);
 void kvod_dev_exit(void);

@@ -6,7 +6,8 @@
  * reverse: the catalog first (everything else serves movies from it), the
  * protocols' global state (RDMA's device client and workqueue), then the
  * listeners (which hold references on movies while they serve), the
- * control device last (nothing can be configured before the rest exists).
+ * pushes (which hold movies too), the control device last (nothing can be
+ * configured before the rest exists).
  * At exit the device goes first, so no new listener can appear while the
  * listeners are torn down, and the catalog goes last, once no reader is
  * left.
@@ -30,11 +31,16 @@ static int __init kvod_init(void)
 	ret = kvod_listeners_init();
 	if (ret)
 		goto err_rdma;
-	ret = kvod_dev_init();
+	ret = kvod_push_init();
 	if (ret)
 		goto err_listeners;
+	ret = kvod_dev_init();
+	if (ret)
+		goto err_push;
 	return 0;
 
+err_push:
+	kvod_push_exit();
 err_listeners:
 	kvod_listeners_exit();
 err_rdma:
@@ -47,6 +53,7 @@ err_catalog:
 static void __exit kvod_exit(void)
 {
 	kvod_dev_exit();
+	kvod_push_exit();	/* pushes hold movies: before the catalog */
 	kvod_listeners_exit();
 	kvod_rdma_exit();
 	kvod_catalog_exit();

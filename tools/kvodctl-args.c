@@ -9,6 +9,7 @@
 #include "kvodctl.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* getopt values of long-only options: above any short option's char. */
@@ -16,6 +17,10 @@ enum {
 	VAL_LONG_ONLY = 0x100,
 	VAL_JSON = VAL_LONG_ONLY,
 	VAL_BITRATE,
+	VAL_RATE,
+	VAL_LOOP,
+	VAL_WINDOW,
+	VAL_TAI,
 };
 
 struct opt_def {
@@ -27,6 +32,10 @@ static const struct opt_def opt_defs[] = {
 	{ 0,		{ "help", no_argument, NULL, 'h' } },
 	{ OPT_JSON,	{ "json", no_argument, NULL, VAL_JSON } },
 	{ OPT_BITRATE, { "bitrate", required_argument, NULL, VAL_BITRATE } },
+	{ OPT_PUSH,	{ "rate", required_argument, NULL, VAL_RATE } },
+	{ OPT_PUSH,	{ "loop", no_argument, NULL, VAL_LOOP } },
+	{ OPT_PUSH,	{ "window", required_argument, NULL, VAL_WINDOW } },
+	{ OPT_PUSH,	{ "tai", no_argument, NULL, VAL_TAI } },
 };
 
 #define NR_OPT_DEFS	ARRAY_SIZE(opt_defs)
@@ -61,6 +70,21 @@ static int bad_option(const char *cmd, int ret, char **argv)
 	return EXIT_USAGE;
 }
 
+/* --window MS: 1..2000 */
+static int parse_window(const char *s, __u32 *ms)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoul(s, &end, 10);
+	if (*end || v < 1 || v > 2000)
+		return -1;
+	*ms = v;
+	return 0;
+}
+
 static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 		      struct kvodctl_args *a)
 {
@@ -80,6 +104,24 @@ static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 		case VAL_BITRATE:
 			if (parse_rate(optarg, &a->bitrate)) {
 				err_msg("invalid bitrate '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case VAL_RATE:
+			if (parse_rate(optarg, &a->rate)) {
+				err_msg("invalid rate '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case VAL_LOOP:
+			a->loop = true;
+			break;
+		case VAL_TAI:
+			a->tai = true;
+			break;
+		case VAL_WINDOW:
+			if (parse_window(optarg, &a->window_ms)) {
+				err_msg("invalid window '%s' (1..2000 ms)", optarg);
 				return EXIT_USAGE;
 			}
 			break;

@@ -44,7 +44,8 @@ int kvod_open(int flags)
 static const char *kvod_strerror(unsigned long req, int err)
 {
 	bool add = req == KVOD_IOC_MOVIE_ADD;
-	bool lookup = req == KVOD_IOC_MOVIE_DEL || req == KVOD_IOC_MOVIE_INFO;
+	bool lookup = req == KVOD_IOC_MOVIE_DEL || req == KVOD_IOC_MOVIE_INFO ||
+		      req == KVOD_IOC_PUSH_START;
 
 	if (err == EPERM)
 		return "Operation not permitted (needs CAP_NET_ADMIN)";
@@ -52,6 +53,8 @@ static const char *kvod_strerror(unsigned long req, int err)
 		return "No space left: over the resident memory cap (max_resident_mb)";
 	if (err == ENOENT && lookup)
 		return "no such movie";
+	if (err == ENOENT && req == KVOD_IOC_PUSH_STOP)
+		return "no such push";
 	return strerror(err);
 }
 

@@ -128,6 +128,8 @@ struct snapshot {
 	struct kvod_stats stats;
 	struct kvod_listener_info *listeners;
 	size_t nr_listeners;
+	struct kvod_push_info *pushes;
+	size_t nr_pushes;
 };
 
 static int snapshot_get(struct snapshot *s, const char *cmd)
@@ -143,6 +145,8 @@ static int snapshot_get(struct snapshot *s, const char *cmd)
 		ret = get_stats(dev, &s->stats, cmd);
 	if (!ret)
 		ret = get_listeners(dev, &s->listeners, &s->nr_listeners, cmd);
+	if (!ret)
+		ret = get_pushes(dev, &s->pushes, &s->nr_pushes, cmd);
 	close(dev);
 	return ret;
 }
@@ -151,6 +155,7 @@ static void snapshot_free(struct snapshot *s)
 {
 	free(s->movies);
 	free(s->listeners);
+	free(s->pushes);
 }
 
 static void list_json(const struct snapshot *s)
@@ -166,6 +171,7 @@ static void list_json(const struct snapshot *s)
 	json_arr_end(&j);
 	show_stats_json(&j, "stats", &s->stats);
 	show_listeners_json(&j, "listeners", s->listeners, s->nr_listeners);
+	show_pushes_json(&j, "pushes", s->pushes, s->nr_pushes);
 	json_obj_end(&j);
 	json_finish(&j);
 }
@@ -177,11 +183,15 @@ static void list_text(const struct snapshot *s)
 		putchar('\n');
 		show_listener_table(s->listeners, s->nr_listeners);
 	}
+	if (s->nr_pushes) {
+		putchar('\n');
+		show_push_table(s->pushes, s->nr_pushes);
+	}
 }
 
 /*
  * list [--json]: as text, the movie table, then (only if there are any) an
- * empty line and the listener table.
+ * empty line and the listener table, and an empty line and the pushes.
  */
 int cmd_list(const struct kvodctl_args *a)
 {

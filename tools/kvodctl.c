@@ -22,6 +22,8 @@ static const char *const name_arg[] = { "NAME", NULL };
 static const char *const add_args[] = { "NAME", "FILE", NULL };
 static const char *const rate_arg[] = { "RATE", NULL };
 static const char *const listen_args[] = { "PROTO", "[ADDR:]PORT", NULL };
+static const char *const push_args[] = { "NAME", "udp://HOST:PORT", NULL };
+static const char *const id_arg[] = { "ID", NULL };
 static const char *const no_args[] = { NULL };
 
 static const struct kvodctl_cmd cmds[] = {
@@ -32,6 +34,8 @@ static const struct kvodctl_cmd cmds[] = {
 	{ "stats",	cmd_stats,	OPT_JSON,	no_args },
 	{ "listen",	cmd_listen,	0,		listen_args },
 	{ "unlisten",	cmd_unlisten,	0,		listen_args },
+	{ "push",	cmd_push,	OPT_PUSH,	push_args },
+	{ "stop",	cmd_stop,	0,		id_arg },
 	{ "__parse-rate", cmd_parse_rate, OPT_RAW,	rate_arg },
 };
 
@@ -48,12 +52,20 @@ void usage(FILE *f)
 	      "  listen PROTO [ADDR:]PORT        serve PROTO (http, rdma) there,\n"
 	      "                                  in this network namespace\n"
 	      "  unlisten PROTO [ADDR:]PORT      stop it and close its clients\n"
+	      "  push NAME udp://HOST:PORT       send movie NAME there as paced\n"
+	      "       [--rate RATE] [--loop]     RTP (MPEG-TS); prints the push's id\n"
+	      "       [--window MS] [--tai]\n"
+	      "  stop ID                         stop push ID\n"
 	      "  help                            show this help\n"
 	      "\n"
 	      "Options:\n"
 	      "  --bitrate RATE  nominal bit rate in bits/s, with an optional\n"
 	      "                  k, M or G suffix: 8700000, 8.7M, 2500k\n"
 	      "  --json          print one JSON object\n"
+	      "  --rate RATE     push: payload bit rate (default: the movie's)\n"
+	      "  --loop          push: start over at the end\n"
+	      "  --window MS     push: hand packets over this far ahead (50)\n"
+	      "  --tai           push: stamp departure times in CLOCK_TAI\n"
 	      "  -h, --help      show this help\n"
 	      "  --version       show the version\n"
 	      "\n"

@@ -34,6 +34,7 @@
 #define OPT_JSON	(1U << 0)	/* --json */
 #define OPT_BITRATE	(1U << 1)	/* --bitrate RATE */
 #define OPT_RAW		(1U << 2)	/* no getopt: argv taken literally */
+#define OPT_PUSH	(1U << 3)	/* --rate RATE --loop --window MS --tai */
 
 struct kvodctl_args;
 
@@ -54,6 +55,10 @@ struct kvodctl_args {
 	char **pos;		/* exactly as many as the command names */
 	bool json;
 	__u64 bitrate;		/* 0 if not given */
+	__u64 rate;		/* push: 0 if not given */
+	__u32 window_ms;	/* push: 0 if not given */
+	bool loop;		/* push */
+	bool tai;		/* push */
 };
 
 /* parse_args() returns this when it printed the help: exit 0. */
@@ -122,5 +127,15 @@ int get_listeners(int dev, struct kvod_listener_info **out, size_t *n,
 void show_listener_table(const struct kvod_listener_info *v, size_t n);
 void show_listeners_json(struct json *j, const char *key,
 			 const struct kvod_listener_info *v, size_t n);
+
+/* kvodctl-push.c: pushes (push, stop; shown by list) */
+
+int cmd_push(const struct kvodctl_args *a);
+int cmd_stop(const struct kvodctl_args *a);
+int get_pushes(int dev, struct kvod_push_info **out, size_t *n,
+	       const char *cmd);
+void show_push_table(const struct kvod_push_info *v, size_t n);
+void show_pushes_json(struct json *j, const char *key,
+		      const struct kvod_push_info *v, size_t n);
 
 #endif /* KVODCTL_H */

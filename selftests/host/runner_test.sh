@@ -50,7 +50,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 14
+ktap_plan 15
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -89,6 +89,8 @@ check_eq "counting exits 1 on failures" 1 "$rc"
 check_eq "failures are named" \
 	"FAIL run: fail.sh: bad|FAIL selftests: t: crash.sh # exit=2" \
 	"$(grep '^FAIL' <<<"$count" | head -n2 | paste -sd'|')"
+check_eq "a failed program whose leaves failed is noted, not counted" \
+	"NOTE selftests: t: fail.sh # exit=1" "$(grep '^NOTE' <<<"$count")"
 
 # A guest that died after the third program: the rest count as failed.
 sed '/^# selftests: t: crash.sh/,$d' "$TMP/run.log" >"$TMP/dead.log"

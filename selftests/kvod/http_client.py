@@ -268,11 +268,11 @@ def curl_ranges(url, path, k):
             if i:
                 cfg.append("next")
             cfg += [f'url = "{url}"', f'range = "{a}-{b}"',
-                    f'output = "{d}/{i}"']
+                    f'output = "{d}/{i}"',
+                    'write-out = "%{http_code} %{num_connects}\\n"']
         with open(f"{d}/cfg", "w") as f:
             f.write("\n".join(cfg) + "\n")
-        res = subprocess.run(["curl", "-sS", "-K", f"{d}/cfg", "-w",
-                              "%{http_code} %{num_connects}\n"],
+        res = subprocess.run(["curl", "-sS", "-K", f"{d}/cfg"],
                              capture_output=True, text=True)
         codes = res.stdout.split("\n")
         good = 0
@@ -324,12 +324,15 @@ def trickle(host, port, name):
 
 
 def idle(host, port, name, n, secs):
+    # Ask on each as it connects, read the answers after: no round trip
+    # each, and no connection waits for its head past the deadline.
     socks = []
     for _ in range(int(n)):
-        s = connect(host, port, timeout=60)
+        s = connect(host, port, timeout=120)
         s.sendall(f"HEAD /{name} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
-        Reader(s).response(head_only=True)
         socks.append(s)
+    for s in socks:
+        Reader(s).response(head_only=True)
     print(f"opened {len(socks)}", flush=True)
     time.sleep(float(secs))
     alive = 0

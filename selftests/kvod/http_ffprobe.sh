@@ -14,7 +14,8 @@ kvod_require_guest
 # frames SOURCE: decoded video frames.
 frames() {
 	ffprobe -v error -count_frames -select_streams v:0 \
-		-show_entries stream=nb_read_frames -of csv=p=0 "$1"
+		-show_entries stream=nb_read_frames -of csv=p=0 "$1" |
+		awk 'NF { print; exit }'
 }
 
 ktap_header

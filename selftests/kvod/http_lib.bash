@@ -14,6 +14,7 @@ HTTP_DIR=$KVOD_REPO/selftests/kvod
 KVODCTL=$KVOD_REPO/tools/kvodctl
 # The system interpreter: a pyenv shim costs half a minute per start here.
 PY=/usr/bin/python3
+# shellcheck disable=SC2034 # used by the tests that source this
 HC=("$PY" -S "$HTTP_DIR/http_client.py")
 HTTP_ADDR=127.0.0.1
 HTTP_PORT=8080
@@ -36,11 +37,11 @@ http_setup() {
 
 # http_listen ADDR PORT / http_unlisten ADDR PORT
 http_listen() {
-	"${HC[@]}" listen "$1" "$2"
+	"$KVODCTL" listen http "$1:$2"
 }
 
 http_unlisten() {
-	"${HC[@]}" unlisten "$1" "$2"
+	"$KVODCTL" unlisten http "$1:$2"
 }
 
 # http_movie NAME MIB: a random movie file $TMP/NAME, registered as NAME.
@@ -49,10 +50,17 @@ http_movie() {
 		"$KVODCTL" add "$1" "$TMP/$1"
 }
 
+# http_counters ADDR PORT: a listener's counters, "name=value" a line.
+http_counters() {
+	"$KVODCTL" list --json |
+		jq -r --arg a "$1:$2" '
+			.listeners[] | select(.proto == "http" and .address == $a) |
+			.counters | to_entries[] | "\(.key)=\(.value)"'
+}
+
 # http_counter NAME: one counter of the listener ("active", "200", ...).
 http_counter() {
-	"${HC[@]}" counters "$HTTP_ADDR" "$HTTP_PORT" | tr ' ' '\n' |
-		sed -n "s/^$1=//p"
+	http_counters "$HTTP_ADDR" "$HTTP_PORT" | sed -n "s/^$1=//p"
 }
 
 # movie_field NAME COLUMN: a column of "kvodctl list" (CLIENTS, SERVED).

@@ -73,7 +73,7 @@ check_eq "... after which the movie is freed" 0 "$(zombies)"
 
 # UNLISTEN closes its connections.
 "$KVODCTL" add big.ts "$TMP/big.ts"
-slow_downloads 3 1M "$TMP/u"
+slow_downloads 3 512K "$TMP/u"
 sleep 1.5
 t0=$SECONDS
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
@@ -88,17 +88,17 @@ check_eq "... and cuts all 3 downloads short" 3 "$failed"
 	ip -n "$NS" addr add "$NS_ADDR/30" dev kvh1 &&
 	ip -n "$NS" link set kvh1 up && ip -n "$NS" link set lo up; } ||
 	ktap_bail_out "cannot build the namespace"
-ip netns exec "$NS" "${HC[@]}" listen "$NS_ADDR" "$HTTP_PORT"
+ip netns exec "$NS" "$KVODCTL" listen http "$NS_ADDR:$HTTP_PORT"
 curl -sS -o "$TMP/ns" "http://$NS_ADDR:$HTTP_PORT/big.ts"
 check_eq "a listener in a netns serves over the veth" "$(sha "$TMP/big.ts")" "$(sha "$TMP/ns")"
 ip netns del "$NS"
-wait_for 20 sh -c "! ${HC[*]} counters $NS_ADDR $HTTP_PORT 2>/dev/null"
-check_fail "... and goes away with the namespace" \
-	"${HC[@]}" counters "$NS_ADDR" "$HTTP_PORT"
+wait_for 20 test -z "$(http_counters "$NS_ADDR" "$HTTP_PORT")"
+check_eq "... and goes away with the namespace" "" \
+	"$(http_counters "$NS_ADDR" "$HTTP_PORT")"
 
 # rmmod with downloads running.
 http_listen "$HTTP_ADDR" "$HTTP_PORT"
-slow_downloads 4 1M "$TMP/r"
+slow_downloads 4 512K "$TMP/r"
 sleep 1.5
 t0=$SECONDS
 kvod_unload

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Load and defences: 200 concurrent downloads byte-exact; 1000 idle
-# keep-alive connections held open at no CPU cost; a client trickling one
+# keep-alive connections held open at no CPU cost (not one run of a
+# connection's work while they idle, counted by a kprobe, and no more busy
+# CPU than an idle guest, within noise); a client trickling one
 # byte a second is cut off by the header deadline while a normal client is
 # served; afterwards every gauge is back to zero.
 #
@@ -17,13 +19,15 @@ PARAMS=/sys/module/kvod/parameters
 CONCURRENT=200
 IDLE=1000
 
+T=/sys/kernel/tracing
+
 # busy_jiffies: CPU time not idle or iowait, all CPUs, from /proc/stat.
 busy_jiffies() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat
 }
 
 ktap_header
-ktap_plan 11
+ktap_plan 12
 ulimit -n 8192
 http_setup
 http_movie s.ts 1 || ktap_bail_out "cannot register s.ts"
@@ -45,20 +49,33 @@ check_eq "$CONCURRENT concurrent downloads byte-exact" $CONCURRENT $good
 check_eq "... on $CONCURRENT connections" $((acc + CONCURRENT)) "$(http_counter accepted)"
 
 # 1000 idle keep-alive connections: held, and no CPU spent on them.
-"${HC[@]}" idle "$HTTP_ADDR" "$HTTP_PORT" s.ts $IDLE 25 >"$TMP/idle" &
+[ -d "$T/events" ] || mount -t tracefs nodev "$T"
+echo 'p:kvodidle/work kvod:conn_work' >>"$T/kprobe_events" ||
+	ktap_bail_out "cannot probe conn_work"
+b0=$(busy_jiffies)
+sleep 10
+base=$(($(busy_jiffies) - b0))
+"${HC[@]}" idle "$HTTP_ADDR" "$HTTP_PORT" s.ts $IDLE 16 >"$TMP/idle" &
 idle_pid=$!
 wait_for 240 grep -q opened "$TMP/idle"
 sleep 2
+echo >"$T/trace"
+echo 1 >"$T/events/kvodidle/enable"
 b0=$(busy_jiffies)
 sleep 10
 b1=$(busy_jiffies)
+echo 0 >"$T/events/kvodidle/enable"
+runs=$(grep -c ' work: ' "$T/trace")
+echo '-:kvodidle/work' >>"$T/kprobe_events"
 active=$(http_counter active)
 wait "$idle_pid"
 check_eq "$IDLE idle keep-alive connections open at once" $IDLE "$active"
 check_eq "... and all still open after idling" "alive $IDLE" "$(tail -n1 "$TMP/idle")"
 hz=$(getconf CLK_TCK)
-ktap_print_msg "busy over 10 s with $IDLE idle connections: $((b1 - b0)) jiffies (HZ=$hz, $(nproc) CPUs)"
-check_ok "... cost under 5% of one CPU" test $(((b1 - b0) * 100)) -le $((hz * 10 * 5))
+ktap_print_msg "busy jiffies over 10 s: $((b1 - b0)) with $IDLE idle connections, $base without (HZ=$hz, $(nproc) CPUs)"
+check_eq "... not one run of a connection's work while they idle" 0 "$runs"
+check_ok "... no more busy CPU than without them, within 5% of one CPU" \
+	test $(((b1 - b0 - base) * 100)) -le $((hz * 10 * 5))
 
 # The trickle client against the header deadline, next to a normal one.
 echo 3 >"$PARAMS/http_header_timeout"

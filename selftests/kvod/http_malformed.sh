@@ -38,8 +38,7 @@ check_eq "no connection left" 0 "$(http_counter active)"
 want=$(grep -v '^\(#\|$\)' "$CORPUS" | cut -d' ' -f1 | sort | uniq -c |
        awk '{ n[$2] = $1 } END { n[200]++; for (s in n) print s "=" n[s] }' |
        sort | tr '\n' ' ')
-got=$("${HC[@]}" counters "$HTTP_ADDR" "$HTTP_PORT" | tr ' ' '\n' |
-      grep -E '^[0-9]{3}=[1-9]' | sort | tr '\n' ' ')
+got=$(http_counters "$HTTP_ADDR" "$HTTP_PORT" | grep -E '^[0-9]{3}=[1-9]' | sort | tr '\n' ' ')
 check_eq "per-status counters match the corpus" "$want" "$got"
 
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"

@@ -15,9 +15,9 @@ kvod_require_guest
 PARAMS=/sys/module/kvod/parameters
 
 ktap_header
-ktap_plan 24
+ktap_plan 25
 http_setup
-http_movie m.ts 8 || ktap_bail_out "cannot register m.ts"
+http_movie m.ts 2 || ktap_bail_out "cannot register m.ts"
 size=$(stat -c %s "$TMP/m.ts")
 for f in a.mp4 a.mkv a.webm a.bin; do
 	{ echo "$f" >"$TMP/$f" && "$KVODCTL" add "$f" "$TMP/$f"; } ||

@@ -450,10 +450,11 @@ add_test del_bitrate_option t_refused 2 "" del m1 --bitrate 5
 add_test info_no_name t_refused 2 "" info
 add_test list_extra_arg t_refused 2 "" list m1
 add_test stats_extra_arg t_refused 2 "" stats x
-for n in "a/b" "." ".." "a b" "x*" \
-	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; do
-	add_test "add_bad_name_$n" t_refused_any add "$n" "$REPO/Makefile"
-	add_test "del_bad_name_$n" t_refused_any del "$n"
+for n in "slash:a/b" "dot:." "dotdot:.." "space:a b" "star:x*" \
+	 "64_chars:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; do
+	add_test "add_bad_name_${n%%:*}" t_refused_any add "${n#*:}" \
+		"$REPO/Makefile"
+	add_test "del_bad_name_${n%%:*}" t_refused_any del "${n#*:}"
 done
 add_test del t_del
 add_test del_all t_del_all

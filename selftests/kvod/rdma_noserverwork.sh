@@ -47,6 +47,7 @@ trace_off
 check_eq "128 MiB READ byte-exact" \
 	"$(head -c $((128 << 20)) "$RDMA_TMP/film" | sha256sum)" "$got"
 counts=$(awk '
+	BEGIN { phase = 0 }
 	/^#/ { next }
 	/rdma_client: setup done/ { phase = 1; next }
 	/rdma_client: transfer done/ { phase = 2; next }

@@ -71,8 +71,13 @@ qstat() {
 	tx tc -s -j qdisc show dev "$DEV_TX" | jq -r ".[0].$1"
 }
 
+# qopt KEY...: the root qdisc's options KEY..., space-separated.
 qopt() {
-	tx tc -j qdisc show dev "$DEV_TX" | jq -r ".[0].options.$1"
+	local keys
+
+	keys=$(printf '.%s,' "$@")
+	tx tc -j qdisc show dev "$DEV_TX" |
+		jq -r ".[0].options | [${keys%,}] | map(tostring) | join(\" \")"
 }
 
 # stream "RXARGS" TXARGS...: start txrecv in $NS_RX with RXARGS, run
@@ -97,7 +102,8 @@ stream() {
 	wait "$reader"
 	RX_OUT=$(cat "$out")
 	rm -f "$out" "$fifo"
-	ktap_print_msg "txsend $*: $TX_OUT" "txrecv $rxargs: $RX_OUT"
+	ktap_print_msg "txsend $*: $TX_OUT" "txrecv $rxargs: $RX_OUT" \
+		"qdisc: $(tx tc -s qdisc show dev "$DEV_TX" | grep -E 'backlog|flows')"
 }
 
 # val KEY: KEY's value in RX_OUT ("received=3 in_order=1" style).

@@ -1,15 +1,17 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Send one raw RTM_NEWQDISC for a root tsock qdisc, with whatever
 TCA_OPTIONS attributes are given, and print the kernel's answer: "ok", or
 "error ERRNO_NAME: extack message". tc's plugin only sends well-formed
 options; this is how the tests reach the kernel's own checks.
 
-usage: tsock_nl.py DEV [--change] [--flat] [ATTR=TYPE:VALUE ...]
+usage: tsock_nl.py DEV [--change] [--flat] [ATTR=TYPE:VALUE ...] [-- ...]
   ATTR   TCA_TSOCK_* number (see uapi/linux/tsock.h)
   TYPE   u8, u16, u32, u64 or raw (VALUE in hex)
   --change  NLM_F_REPLACE on an existing qdisc instead of creating one
   --flat    leave NLA_F_NESTED off TCA_OPTIONS
+  --        ends one request; the next one follows (one line of output
+            each; the exit status is that of the last)
 """
 import errno
 import socket
@@ -41,10 +43,10 @@ def value(spec):
     return struct.pack(fmt, int(val, 0))
 
 
-def main(argv):
-    dev, flags, nested = argv[1], NLM_F_CREATE | NLM_F_EXCL, NLA_F_NESTED
+def request(dev, args):
+    flags, nested = NLM_F_CREATE | NLM_F_EXCL, NLA_F_NESTED
     opts = b""
-    for a in argv[2:]:
+    for a in args:
         if a == "--change":
             flags = NLM_F_REPLACE
         elif a == "--flat":
@@ -81,6 +83,18 @@ def main(argv):
         off += (n + 3) & ~3
     print("error %s: %s" % (errno.errorcode.get(err, str(err)), text))
     return 1
+
+
+def main(argv):
+    ret, args = 0, []
+    for a in argv[2:] + ["--"]:
+        if a != "--":
+            args.append(a)
+            continue
+        ret = request(argv[1], args)
+        sys.stdout.flush()
+        args = []
+    return ret
 
 
 if __name__ == "__main__":

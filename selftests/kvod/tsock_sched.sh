@@ -8,13 +8,15 @@
 # should. Timing tolerances are wide enough for a TCG guest yet each check
 # fails for a qdisc that does not hold packets (span, never-early) or does
 # not sort them (in_order).
+#
+# timeout: 600
 
 . "$(dirname "$0")/tsock_lib.bash"
 
 kvod_require_guest
 tsock_require_tools
 ktap_header
-ktap_plan 32
+ktap_plan 33
 
 trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
@@ -28,40 +30,42 @@ fresh() {
 }
 
 # Untimed packets pass straight through.
-stream "-n 20 -t 2000" -m plain -n 20
+stream "-n 20 -t 6000" -m plain -n 20
 check_eq "untimed: all received" 20 "$(val received)"
 check_cmp "untimed: counted as untimed" "$(qstat untimed)" ">=" 20
 check_eq "untimed: none counted as timed" 0 "$(qstat on_time)"
 
 # 30 packets on 3 flows, 20 ms apart, handed over at once: the last flow
 # first, each flow in order. They must come out interleaved by time.
-stream "-n 30 -t 2000" -m batch -r 50 -n 30 -F 3 -o flows -D 300
+stream "-n 30 -t 6000" -m batch -r 50 -n 30 -F 3 -o flows -D 300
 check_eq "order across flows: all received" 30 "$(val received)"
 check_eq "order across flows: in departure order" 1 "$(val in_order)"
 check_cmp "order across flows: none early" "$(val min_err_us)" ">" -2000
 
 # Every packet handed over in reverse order of its time.
-stream "-n 30 -t 2000" -m batch -r 50 -n 30 -F 2 -o reverse -D 300
+stream "-n 30 -t 6000" -m batch -r 50 -n 30 -F 2 -o reverse -D 300
 check_eq "reverse order: in departure order" 1 "$(val in_order)"
 check_eq "reverse order: flows counted" 0 "$(qstat flows)"
 
-# Departure times honoured: 40 packets over 2 s, all handed over at once.
-# Without pacing they would all arrive within milliseconds.
-stream "-n 40 -t 3000" -m batch -r 20 -n 40 -F 2 -D 200
-check_eq "tolerance: all received" 40 "$(val received)"
+# Departure times honoured: 36 packets over 1.75 s (within the default
+# horizon of 2 s), all handed over at once. Without pacing they would all
+# arrive within milliseconds.
+stream "-n 36 -t 6000" -m batch -r 20 -n 36 -F 2 -D 100
+check_eq "tolerance: all received" 36 "$(val received)"
 check_cmp "tolerance: none early (>2 ms)" "$(val min_err_us)" ">" -2000
 check_cmp "tolerance: first not before its time" "$(val first_ms)" ">" -2
-check_cmp "tolerance: spread over the schedule" "$(val last_ms)" ">" 1900
-check_cmp "tolerance: median error < 20 ms" "$(val err_p50_us)" "<" 20000
-check_cmp "tolerance: p99 error < 100 ms" "$(val err_p99_us)" "<" 100000
+check_cmp "tolerance: spread over the schedule" "$(val last_ms)" ">" 1700
+check_cmp "tolerance: median error < 50 ms" "$(val err_p50_us)" "<" 50000
+check_cmp "tolerance: p99 error < 500 ms" "$(val err_p99_us)" "<" 500000
 check_cmp "tolerance: wakeups by the timer" "$(qstat wakeups)" ">=" 20
-check_cmp "tolerance: mean lateness in stats < 20 ms" \
-	"$(qstat lateness_mean_ns)" "<" 20000000
+check_cmp "tolerance: mean lateness in stats < 50 ms" \
+	"$(qstat lateness_mean_ns)" "<" 50000000
 
 # The same through pfifo: proves the checks above can fail.
 qd replace root pfifo
-stream "-n 40 -t 3000" -m batch -r 20 -n 40 -F 2 -D 200
+stream "-n 36 -t 6000" -m batch -r 20 -n 36 -F 2 -D 100
 check_cmp "control: pfifo does not pace (all early)" "$(val min_err_us)" "<" -1000000
+check_cmp "control: pfifo does not spread" "$(val last_ms)" "<" 500
 fresh horizon 300ms
 
 # Horizon: 20 packets due 100..1050 ms ahead, horizon 300 ms.
@@ -74,7 +78,7 @@ check_cmp "horizon: near packets sent" "$got" ">=" 4
 
 # Late policy: packets due 200 ms ago.
 fresh late send
-stream "-n 10 -t 1500" -m batch -r 100 -n 10 -D -200
+stream "-n 10 -t 6000" -m batch -r 100 -n 10 -D -200
 check_eq "late send: all received" 10 "$(val received)"
 check_eq "late send: counted late" 10 "$(qstat late)"
 qd change root tsock late drop tolerance 5ms
@@ -89,7 +93,7 @@ stream "-t 800" -m batch -r 100 -n 10 -c tai -D 50
 check_eq "clock mismatch: none received" 0 "$(val received)"
 check_eq "clock mismatch: counted" 10 "$(qstat drop_clock)"
 fresh clockid CLOCK_TAI
-stream "-n 10 -t 1500" -m batch -r 100 -n 10 -c tai -D 100
+stream "-n 10 -t 6000" -m batch -r 100 -n 10 -c tai -D 100
 check_eq "CLOCK_TAI tsock: all received" 10 "$(val received)"
 check_cmp "CLOCK_TAI tsock: none early" "$(val min_err_us)" ">" -2000
 
@@ -99,7 +103,7 @@ stream "-t 800" -m batch -r 50 -n 20 -F 1 -D 300
 check_eq "flow limit: one flow keeps 5" 5 "$(val received)"
 check_eq "flow limit: drops counted" 15 "$(qstat drop_flow_limit)"
 fresh flow_limit 5
-stream "-n 20 -t 1500" -m batch -r 50 -n 20 -F 4 -D 300
+stream "-n 20 -t 6000" -m batch -r 50 -n 20 -F 4 -D 300
 check_eq "flow limit: per flow, 4 flows keep 20" 20 "$(val received)"
 
 qd del root

@@ -5,11 +5,12 @@
  *
  *   txrecv -p PORT [-n COUNT] [-t IDLE_MS] [-T TOTAL_MS] [-R PPS] [-o FILE]
  *
- * Stops after COUNT packets, after IDLE ms without one (once the first
- * came), or after TOTAL ms. Without -R packets carry a struct txt_hdr with
- * their due time. With -R the stream is RTP (kvod's push): the due time of
- * packet k is taken as k / PPS after the first, where k counts RTP
- * sequence numbers; the RTP header and MPEG-TS payload are checked too.
+ * Stops after COUNT packets, after IDLE ms without one (counted from the
+ * start until the first comes), or after TOTAL ms. Without -R packets
+ * carry a struct txt_hdr with their due time. With -R the stream is RTP
+ * (kvod's push): the due time of packet k is taken as k / PPS after the
+ * first, where k counts RTP sequence numbers; the RTP header and MPEG-TS
+ * payload are checked too.
  *
  * Prints key=value pairs:
  *   received, in_order (arrivals in due-time order), bad (malformed),
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
 		int64_t rx = 0;
 		ssize_t len;
 
-		if (left <= 0 || poll(&pfd, 1, n ? (left < idle ? left : idle) : left) <= 0)
+		if (left <= 0 || poll(&pfd, 1, left < idle ? left : idle) <= 0)
 			break;
 		len = recvmsg(fd, &m, 0);
 		if (len < 0)

@@ -378,6 +378,122 @@ struct kvod_rdma_segment {
 	__be32 reserved;
 };
 
+/*
+ * Paced push: the kernel sends a movie as RTP over UDP (RFC 2250: MPEG-TS,
+ * payload type 33, 7 TS packets of 188 bytes per RTP packet) at a constant
+ * rate, each packet stamped with its departure time as SO_TXTIME does, so
+ * that a time-based qdisc (tsock, sch_fq, sch_etf) releases it on time.
+ * kvod hands packets to the socket up to @window_ms ahead of their time
+ * and sleeps in between; it never busy-waits. Documentation/tsock.rst.
+ */
+#define KVOD_PUSH_LOOP		0x1U	/* start over at the end */
+#define KVOD_PUSH_TAI		0x2U	/* stamp in CLOCK_TAI, not MONOTONIC */
+#define KVOD_PUSH_OPTS		(KVOD_PUSH_LOOP | KVOD_PUSH_TAI)
+
+/**
+ * struct kvod_push_start - start a push (KVOD_IOC_PUSH_START)
+ * @size: sizeof(struct kvod_push_start)
+ * @flags: must be 0
+ * @id: out: the push's id, never 0, not reused while the module is loaded
+ * @opts: KVOD_PUSH_*; unknown bits: EINVAL
+ * @rate: payload bits/s (MPEG-TS bytes, without RTP/UDP/IP headers);
+ *	0 takes the movie's bitrate. 10000 .. 10000000000.
+ * @window_ms: how far ahead of their time packets are handed to the
+ *	socket, 1 .. 2000; 0 means 50. Keep it below the qdisc's horizon.
+ * @reserved0: must be 0
+ * @dst: where to send; a unicast or multicast address, not the wildcard
+ * @name: the movie
+ * @reserved: must be 0
+ *
+ * The push sends from a kernel UDP socket in the network namespace of the
+ * caller and lives until its last packet left (without KVOD_PUSH_LOOP),
+ * until KVOD_IOC_PUSH_STOP, until its namespace goes away, or until the
+ * module is unloaded. It holds the movie: a movie deleted meanwhile is
+ * sent to its end, and a looping push of a deleted movie ends there too.
+ * A movie whose length is not a multiple of 188 bytes loses its tail.
+ *
+ * Errors: EINVAL (bad opts, rate, window, address or name; rate 0 for a
+ * movie without a bitrate), ENOENT (no such movie), ENOSPC (too many
+ * pushes), ENETUNREACH and the like from connecting the socket, EPERM.
+ */
+struct kvod_push_start {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 opts;
+	__u64 rate;
+	__u32 window_ms;
+	__u32 reserved0;
+	struct kvod_sockaddr dst;
+	char name[KVOD_NAME_MAX];
+	__u64 reserved[4];
+};
+
+#define KVOD_PUSH_START_SIZE_VER0	152
+
+/**
+ * struct kvod_push_ref - name a push (KVOD_IOC_PUSH_STOP)
+ * @size: sizeof(struct kvod_push_ref)
+ * @flags: must be 0
+ * @id: the push, as PUSH_START returned it
+ * @reserved0: must be 0
+ * @reserved: must be 0
+ *
+ * Stops the push at once; packets already queued below the socket still
+ * leave. Errors: ENOENT (no such push, or it ended), EINVAL, EPERM.
+ */
+struct kvod_push_ref {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+#define KVOD_PUSH_REF_SIZE_VER0		32
+
+/**
+ * struct kvod_push_info - one push (KVOD_IOC_PUSH_LIST)
+ * @size: sizeof(struct kvod_push_info)
+ * @flags: 0
+ * @id: the push's id
+ * @opts: KVOD_PUSH_* as started
+ * @rate: payload bits/s in use
+ * @window_ms: in use
+ * @netns: inode number of the push's network namespace
+ * @dst: where it sends
+ * @name: the movie
+ * @packets: RTP packets handed to the socket
+ * @bytes: movie bytes in them
+ * @loops: times the movie started over
+ * @late: packets that were already due when handed over (kvod fell behind)
+ * @errors: packets the socket refused (they are skipped, not retried)
+ * @reserved: 0
+ *
+ * KVOD_IOC_PUSH_LIST takes a struct kvod_movie_list, with the same rules,
+ * whose entries are struct kvod_push_info (@entry_size at least
+ * KVOD_PUSH_INFO_SIZE_VER0), in id order, across every namespace.
+ */
+struct kvod_push_info {
+	__u32 size;
+	__u32 flags;
+	__u32 id;
+	__u32 opts;
+	__u64 rate;
+	__u32 window_ms;
+	__u32 netns;
+	struct kvod_sockaddr dst;
+	char name[KVOD_NAME_MAX];
+	__u64 packets;
+	__u64 bytes;
+	__u64 loops;
+	__u64 late;
+	__u64 errors;
+	__u64 reserved[4];
+};
+
+#define KVOD_PUSH_INFO_SIZE_VER0	192
+
 #define KVOD_IOC_MOVIE_ADD	_IOW(KVOD_IOC_MAGIC, 0x01, struct kvod_movie_add)
 #define KVOD_IOC_MOVIE_DEL	_IOW(KVOD_IOC_MAGIC, 0x02, struct kvod_movie_ref)
 #define KVOD_IOC_MOVIE_INFO	_IOWR(KVOD_IOC_MAGIC, 0x03, struct kvod_movie_info)
@@ -386,5 +502,8 @@ struct kvod_rdma_segment {
 #define KVOD_IOC_LISTEN		_IOW(KVOD_IOC_MAGIC, 0x10, struct kvod_listen)
 #define KVOD_IOC_UNLISTEN	_IOW(KVOD_IOC_MAGIC, 0x11, struct kvod_listen)
 #define KVOD_IOC_LISTENER_LIST	_IOWR(KVOD_IOC_MAGIC, 0x12, struct kvod_movie_list)
+#define KVOD_IOC_PUSH_START	_IOWR(KVOD_IOC_MAGIC, 0x20, struct kvod_push_start)
+#define KVOD_IOC_PUSH_STOP	_IOW(KVOD_IOC_MAGIC, 0x21, struct kvod_push_ref)
+#define KVOD_IOC_PUSH_LIST	_IOWR(KVOD_IOC_MAGIC, 0x22, struct kvod_movie_list)
 
 #endif /* _UAPI_LINUX_KVOD_H */

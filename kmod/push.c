@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Paced push: a movie sent as RTP/UDP at a constant rate, every packet
+ * stamped with its departure time.
+ *
+ * kvod does not time the packets itself. Packet k of a push is due at
+ * start + k * interval; a delayed work item wakes when the next packet is
+ * half a window ahead, hands the socket every packet due within the
+ * window (at most @window_ms ahead), each with its time as an SCM_TXTIME
+ * control message, and goes back to sleep. The qdisc below (tsock, or
+ * sch_fq, or sch_etf) holds each packet until its time. So the CPU works
+ * in short bursts, a few per window, and the wire sees an even stream,
+ * which is the point of Documentation/tsock.rst. Without such a qdisc the
+ * packets leave in bursts of up to a window.
+ *
+ * Packet format (RFC 3550, RFC 2250): a 12-byte RTP header, payload type
+ * 33, a random SSRC and initial sequence number, a 90 kHz timestamp
+ * derived from the departure time; then 7 TS packets of the movie, copied
+ * from the resident chunks (a packet may straddle two chunks).
+ *
+ * Lifetime of a struct kvod_push: created by PUSH_START with a reference
+ * on its movie and a kernel UDP socket in the caller's namespace, and put
+ * on kvod_pushes. It ends in one of two ways, and whoever takes it off
+ * the list under kvod_push_lock owns the teardown:
+ *  - its own work item, at the end of the movie: it unlinks itself, frees
+ *    itself and does not requeue. Module exit waits for such work by
+ *    destroying kvod_push_wq.
+ *  - PUSH_STOP, the namespace's pre_exit, or module exit: they unlink it,
+ *    then cancel_delayed_work_sync() (which also stops a work item that
+ *    requeues itself), then free it. A work item that finds itself
+ *    unlinked returns without touching the push.
+ * Teardown: the socket first (no more sends), then the movie reference.
+ * The socket does not hold its namespace (kernel sockets do not); the
+ * pernet pre_exit hook stops the namespace's pushes while it is intact.
+ *
+ * The ioctl path takes kvod_push_lock only to link, find, list and
+ * unlink; the work item takes it once, at the end, to check that it is
+ * still linked. Counters are atomics that LIST reads without order.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/list.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/net.h>
+#include <linux/net_tstamp.h>
+#include <linux/nsproxy.h>
+#include <linux/proc_ns.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/timekeeping.h>
+#include <linux/unaligned.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+
+#include "kvod.h"
+
+#define PUSH_TS_PACKET		188
+#define PUSH_TS_PER_RTP		7
+#define PUSH_PAYLOAD		(PUSH_TS_PACKET * PUSH_TS_PER_RTP)
+#define PUSH_RTP_HDR		12
+#define PUSH_RTP_PT_MP2T	33
+#define PUSH_RATE_MIN		10000ULL
+#define PUSH_RATE_MAX		10000000000ULL
+#define PUSH_WINDOW_DEF		50
+#define PUSH_WINDOW_MAX		2000
+#define PUSH_MAX		64
+/* Packets sent per work run at most, so one push cannot hog a worker. */
+#define PUSH_BATCH_MAX		1024
+
+/**
+ * struct kvod_push - one running push
+ * @node: on kvod_pushes while alive, under kvod_push_lock
+ * @work: the sender; see the lifetime rules above
+ * @id: userspace handle
+ * @opts: KVOD_PUSH_*
+ * @movie: held reference
+ * @sock: kernel UDP socket, connected to @dst
+ * @net: its namespace, for pre_exit matching and listing; not counted
+ * @dst: the destination as userspace gave it
+ * @rate: payload bits/s
+ * @window: ns
+ * @interval: ns between packets
+ * @clockid: CLOCK_MONOTONIC or CLOCK_TAI
+ * @start: departure time of packet 0, in @clockid
+ * @k: index of the next packet to send (counts across loops)
+ * @offset: movie offset of its payload
+ * @seq0: RTP sequence number of packet 0
+ * @ts0: RTP timestamp of packet 0
+ * @ssrc: RTP SSRC
+ * @linked: on kvod_pushes; whoever clears it owns the teardown
+ * @packets: RTP packets sent (the counters are for PUSH_LIST)
+ * @bytes: movie bytes sent
+ * @loops: restarts at the movie's beginning
+ * @late: packets handed over after their time
+ * @errors: packets the socket refused
+ */
+struct kvod_push {
+	struct list_head node;
+	struct delayed_work work;
+	u32 id;
+	u32 opts;
+	struct kvod_movie *movie;
+	struct socket *sock;
+	struct net *net;
+	struct kvod_sockaddr dst;
+	u64 rate;
+	u64 window;
+	u64 interval;
+	clockid_t clockid;
+	ktime_t start;
+	u64 k;
+	u64 offset;
+	u16 seq0;
+	u32 ts0;
+	u32 ssrc;
+	bool linked;
+	atomic64_t packets;
+	atomic64_t bytes;
+	atomic64_t loops;
+	atomic64_t late;
+	atomic64_t errors;
+};
+
+static LIST_HEAD(kvod_pushes);		/* under kvod_push_lock, by id */
+static DEFINE_MUTEX(kvod_push_lock);
+static u32 kvod_nr_pushes;		/* under kvod_push_lock */
+static u32 kvod_push_last_id;		/* under kvod_push_lock */
+static struct workqueue_struct *kvod_push_wq;
+
+static ktime_t push_now(const struct kvod_push *p)
+{
+	return p->clockid == CLOCK_TAI ? ktime_get_clocktai() : ktime_get();
+}
+
+static ktime_t push_due(const struct kvod_push *p, u64 k)
+{
+	return ktime_add_ns(p->start, k * p->interval);
+}
+
+/* The RTP header of packet @k; the 90 kHz clock follows the schedule. */
+static void rtp_header(const struct kvod_push *p, u64 k, u8 *h)
+{
+	u32 ts = p->ts0 + (u32)div_u64(k * p->interval * 9, 100000);
+
+	h[0] = 0x80;			/* V=2, no padding, extension, CSRC */
+	h[1] = PUSH_RTP_PT_MP2T;	/* M=0 */
+	put_unaligned_be16((u16)(p->seq0 + k), h + 2);
+	put_unaligned_be32(ts, h + 4);
+	put_unaligned_be32(p->ssrc, h + 8);
+}
+
+/* Point @iov at up to @len movie bytes from @off; returns the vectors used. */
+static int movie_iov(const struct kvod_movie *movie, u64 off, size_t len,
+		     struct kvec *iov)
+{
+	int n = 0;
+
+	while (len && n < 2) {
+		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+		size_t in_chunk;
+
+		if (!c)
+			break;
+		in_chunk = min_t(u64, len, c->offset + c->len - off);
+		iov[n].iov_base = page_address(c->page) + (off - c->offset);
+		iov[n].iov_len = in_chunk;
+		off += in_chunk;
+		len -= in_chunk;
+		n++;
+	}
+	return n;
+}
+
+/* Send packet p->k with @len payload bytes from p->offset. */
+static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
+{
+	u8 hdr[PUSH_RTP_HDR];
+	struct kvec iov[3] = { { .iov_base = hdr, .iov_len = sizeof(hdr) } };
+	u8 ctl[CMSG_SPACE(sizeof(u64))] __aligned(sizeof(u64)) = { };
+	struct msghdr msg = {
+		.msg_control = ctl,
+		.msg_controllen = sizeof(ctl),
+		.msg_flags = MSG_DONTWAIT,
+	};
+	ktime_t due = push_due(p, p->k);
+	struct cmsghdr *cm = (struct cmsghdr *)ctl;
+	u64 txtime = ktime_to_ns(due);
+	int n, ret;
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_TXTIME;
+	cm->cmsg_len = CMSG_LEN(sizeof(txtime));
+	memcpy(CMSG_DATA(cm), &txtime, sizeof(txtime));
+
+	rtp_header(p, p->k, hdr);
+	n = movie_iov(p->movie, p->offset, len, iov + 1);
+	ret = kernel_sendmsg(p->sock, &msg, iov, n + 1, sizeof(hdr) + len);
+	if (ret == -EAGAIN || ret == -ENOBUFS)
+		return ret;	/* socket buffer full: retry this packet later */
+	if (ret < 0)
+		atomic64_inc(&p->errors);
+	else
+		atomic64_inc(&p->packets);
+	if (ktime_before(due, now))
+		atomic64_inc(&p->late);
+	atomic64_add(len, &p->bytes);
+	atomic64_add(len, &p->movie->bytes_served);
+	return 0;
+}
+
+/*
+ * Whether a looping push may start over: only while its movie is still in
+ * the catalog, so that a deleted movie is not held forever.
+ */
+static bool push_may_loop(struct kvod_push *p)
+{
+	struct kvod_movie *m;
+
+	if (!(p->opts & KVOD_PUSH_LOOP))
+		return false;
+	m = kvod_movie_get(p->movie->name);
+	kvod_movie_put(m);
+	return m == p->movie;
+}
+
+/* Payload of the next packet: whole TS packets only. 0: the push is over. */
+static size_t push_next_len(struct kvod_push *p)
+{
+	u64 left = p->movie->length - p->offset;
+
+	if (left < PUSH_TS_PACKET) {
+		if (!push_may_loop(p))
+			return 0;
+		p->offset = 0;
+		atomic64_inc(&p->loops);
+		left = p->movie->length;
+		if (left < PUSH_TS_PACKET)
+			return 0;
+	}
+	return min_t(u64, PUSH_PAYLOAD, rounddown(left, PUSH_TS_PACKET));
+}
+
+static void push_free(struct kvod_push *p)
+{
+	sock_release(p->sock);
+	atomic_dec(&p->movie->active_clients);
+	kvod_movie_put(p->movie);
+	kfree(p);
+}
+
+/* The push ended by itself; free it unless a stopper owns it already. */
+static void push_finish(struct kvod_push *p)
+{
+	bool mine;
+
+	mutex_lock(&kvod_push_lock);
+	mine = p->linked;
+	if (mine) {
+		p->linked = false;
+		list_del(&p->node);
+		kvod_nr_pushes--;
+	}
+	mutex_unlock(&kvod_push_lock);
+	if (mine) {
+		pr_debug("push %u: done after %lld packets\n", p->id,
+			 atomic64_read(&p->packets));
+		push_free(p);
+	}
+}
+
+static void push_work(struct work_struct *w)
+{
+	struct kvod_push *p = container_of(to_delayed_work(w),
+					   struct kvod_push, work);
+	ktime_t now = push_now(p), next;
+	unsigned int batch = 0;
+	s64 wait;
+
+	while (ktime_before(push_due(p, p->k), ktime_add_ns(now, p->window))) {
+		size_t len = push_next_len(p);
+
+		if (!len) {
+			push_finish(p);
+			return;
+		}
+		if (push_send_one(p, len, now) || ++batch == PUSH_BATCH_MAX)
+			break;	/* full, or enough for now: come back soon */
+		p->offset += len;
+		p->k++;
+	}
+
+	/* Wake when half a window is left before the next packet is due. */
+	next = ktime_sub_ns(push_due(p, p->k), p->window / 2);
+	wait = ktime_to_ns(ktime_sub(next, push_now(p)));
+	queue_delayed_work(kvod_push_wq, &p->work,
+			   wait > 0 ? nsecs_to_jiffies(wait) : 1);
+}
+
+static int push_sockaddr(const struct kvod_sockaddr *ua,
+			 struct sockaddr_storage *ss, int *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (ua->port == 0 || !memchr_inv(ua->addr, 0, sizeof(ua->addr)))
+		return -EINVAL;
+	if (ua->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		if (ua->scope_id || memchr_inv(ua->addr + 4, 0, 12))
+			return -EINVAL;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(ua->port);
+		memcpy(&sin->sin_addr, ua->addr, 4);
+		*len = sizeof(*sin);
+		return 0;
+	}
+	if (ua->family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(ua->port);
+		sin6->sin6_scope_id = ua->scope_id;
+		memcpy(&sin6->sin6_addr, ua->addr, 16);
+		*len = sizeof(*sin6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* A connected UDP socket in the caller's namespace, with SO_TXTIME on. */
+static int push_socket(struct kvod_push *p)
+{
+	struct sock_txtime txt = { .clockid = p->clockid };
+	struct sockaddr_storage ss;
+	int len, ret;
+
+	ret = push_sockaddr(&p->dst, &ss, &len);
+	if (ret)
+		return ret;
+	ret = sock_create_kern(p->net, ss.ss_family, SOCK_DGRAM, IPPROTO_UDP,
+			       &p->sock);
+	if (ret)
+		return ret;
+	ret = sock_setsockopt(p->sock, SOL_SOCKET, SO_TXTIME,
+			      KERNEL_SOCKPTR(&txt), sizeof(txt));
+	if (!ret)
+		ret = kernel_connect(p->sock, (struct sockaddr *)&ss, len, 0);
+	if (ret) {
+		sock_release(p->sock);
+		p->sock = NULL;
+	}
+	return ret;
+}
+
+static int push_check(const struct kvod_push_start *req)
+{
+	if (req->id || (req->opts & ~KVOD_PUSH_OPTS) || req->reserved0 ||
+	    memchr_inv(req->reserved, 0, sizeof(req->reserved)))
+		return -EINVAL;
+	if (req->rate && (req->rate < PUSH_RATE_MIN ||
+			  req->rate > PUSH_RATE_MAX))
+		return -EINVAL;
+	if (req->window_ms > PUSH_WINDOW_MAX)
+		return -EINVAL;
+	if (!kvod_name_valid(req->name))
+		return -EINVAL;
+	return 0;
+}
+
+/* Fill in a new push from a checked request; takes the movie reference. */
+static int push_setup(struct kvod_push *p, const struct kvod_push_start *req)
+{
+	p->opts = req->opts;
+	p->dst = req->dst;
+	p->net = current->nsproxy->net_ns;
+	p->clockid = req->opts & KVOD_PUSH_TAI ? CLOCK_TAI : CLOCK_MONOTONIC;
+	p->window = (u64)(req->window_ms ?: PUSH_WINDOW_DEF) * NSEC_PER_MSEC;
+	p->seq0 = get_random_u16();
+	p->ts0 = get_random_u32();
+	p->ssrc = get_random_u32();
+
+	p->movie = kvod_movie_get(req->name);
+	if (!p->movie)
+		return -ENOENT;
+	p->rate = req->rate ?: p->movie->bitrate;
+	if (p->rate < PUSH_RATE_MIN || p->rate > PUSH_RATE_MAX ||
+	    p->movie->length < PUSH_TS_PACKET) {
+		kvod_movie_put(p->movie);
+		return -EINVAL;
+	}
+	p->interval = div64_u64((u64)PUSH_PAYLOAD * 8 * NSEC_PER_SEC, p->rate);
+	return 0;
+}
+
+/**
+ * kvod_push_start() - start a push (KVOD_IOC_PUSH_START)
+ * @req: the request; @req->id is set on success
+ *
+ * Return: 0 or a negative errno, see struct kvod_push_start in the uapi
+ * header.
+ */
+int kvod_push_start(struct kvod_push_start *req)
+{
+	struct kvod_push *p;
+	int ret;
+
+	ret = push_check(req);
+	if (ret)
+		return ret;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	INIT_DELAYED_WORK(&p->work, push_work);
+	ret = push_setup(p, req);
+	if (ret)
+		goto err_free;
+	ret = push_socket(p);
+	if (ret)
+		goto err_movie;
+
+	mutex_lock(&kvod_push_lock);
+	if (kvod_nr_pushes >= PUSH_MAX) {
+		mutex_unlock(&kvod_push_lock);
+		ret = -ENOSPC;
+		goto err_sock;
+	}
+	p->id = ++kvod_push_last_id;
+	list_add_tail(&p->node, &kvod_pushes);
+	p->linked = true;
+	kvod_nr_pushes++;
+	atomic_inc(&p->movie->active_clients);
+	/* The first packet is due one window from now. */
+	p->start = ktime_add_ns(push_now(p), p->window);
+	queue_delayed_work(kvod_push_wq, &p->work, 0);
+	req->id = p->id;
+	mutex_unlock(&kvod_push_lock);
+
+	pr_debug("push %u: %s at %llu bit/s, every %llu ns\n", p->id,
+		 p->movie->name, p->rate, p->interval);
+	return 0;
+
+err_sock:
+	sock_release(p->sock);
+err_movie:
+	kvod_movie_put(p->movie);
+err_free:
+	kfree(p);
+	return ret;
+}
+
+/* Unlinked by the caller, so nobody else frees it; may sleep. */
+static void push_stop(struct kvod_push *p)
+{
+	cancel_delayed_work_sync(&p->work);
+	push_free(p);
+}
+
+/**
+ * kvod_push_stop() - stop a push (KVOD_IOC_PUSH_STOP)
+ * @id: the push
+ *
+ * Return: 0 or -ENOENT.
+ */
+int kvod_push_stop(u32 id)
+{
+	struct kvod_push *p, *found = NULL;
+
+	mutex_lock(&kvod_push_lock);
+	list_for_each_entry(p, &kvod_pushes, node) {
+		if (p->id == id) {
+			found = p;
+			p->linked = false;
+			list_del(&p->node);
+			kvod_nr_pushes--;
+			break;
+		}
+	}
+	mutex_unlock(&kvod_push_lock);
+	if (!found)
+		return -ENOENT;
+	push_stop(found);
+	return 0;
+}
+
+static void push_fill_info(struct kvod_push *p, struct kvod_push_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	info->id = p->id;
+	info->opts = p->opts;
+	info->rate = p->rate;
+	info->window_ms = div_u64(p->window, NSEC_PER_MSEC);
+	info->netns = p->net->ns.inum;
+	info->dst = p->dst;
+	strscpy(info->name, p->movie->name, sizeof(info->name));
+	info->packets = atomic64_read(&p->packets);
+	info->bytes = atomic64_read(&p->bytes);
+	info->loops = atomic64_read(&p->loops);
+	info->late = atomic64_read(&p->late);
+	info->errors = atomic64_read(&p->errors);
+}
+
+/**
+ * kvod_push_list() - snapshot the pushes
+ * @infos: set to a kvmalloc()ed array the caller kvfree()s, or NULL
+ * @nr: set to the number of pushes
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kvod_push_list(struct kvod_push_info **infos, u32 *nr)
+{
+	struct kvod_push_info *arr = NULL;
+	struct kvod_push *p;
+	u32 n = 0;
+
+	mutex_lock(&kvod_push_lock);
+	if (kvod_nr_pushes) {
+		arr = kvmalloc_array(kvod_nr_pushes, sizeof(*arr), GFP_KERNEL);
+		if (!arr) {
+			mutex_unlock(&kvod_push_lock);
+			return -ENOMEM;
+		}
+	}
+	list_for_each_entry(p, &kvod_pushes, node)
+		push_fill_info(p, &arr[n++]);
+	mutex_unlock(&kvod_push_lock);
+
+	*infos = arr;
+	*nr = n;
+	return 0;
+}
+
+/* Stop every push of @net, or all of them if @net is NULL. */
+static void push_stop_all(struct net *net)
+{
+	struct kvod_push *p, *tmp;
+	LIST_HEAD(doomed);
+
+	mutex_lock(&kvod_push_lock);
+	list_for_each_entry_safe(p, tmp, &kvod_pushes, node) {
+		if (!net || net_eq(p->net, net)) {
+			p->linked = false;
+			list_move_tail(&p->node, &doomed);
+			kvod_nr_pushes--;
+		}
+	}
+	mutex_unlock(&kvod_push_lock);
+
+	list_for_each_entry_safe(p, tmp, &doomed, node)
+		push_stop(p);
+}
+
+static void __net_exit push_net_pre_exit(struct net *net)
+{
+	push_stop_all(net);
+}
+
+static struct pernet_operations push_net_ops = {
+	.pre_exit = push_net_pre_exit,
+};
+
+int kvod_push_init(void)
+{
+	int ret;
+
+	kvod_push_wq = alloc_workqueue("kvod_push", WQ_UNBOUND, 0);
+	if (!kvod_push_wq)
+		return -ENOMEM;
+	ret = register_pernet_subsys(&push_net_ops);
+	if (ret)
+		destroy_workqueue(kvod_push_wq);
+	return ret;
+}
+
+/*
+ * Module exit: stop what is still listed, then destroy the workqueue, which
+ * waits for work items that were ending by themselves. After that no push
+ * holds a movie.
+ */
+void kvod_push_exit(void)
+{
+	unregister_pernet_subsys(&push_net_ops);
+	push_stop_all(NULL);
+	destroy_workqueue(kvod_push_wq);
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kvod's paced push through tsock: kvodctl push/stop/list, the RTP format,
+# pacing measured at the veth peer, ffprobe decoding the stream as a real
+# client, looping, a movie deleted while pushed, a namespace deleted under
+# a push, module unload with a push running, and the errors.
+#
+# timeout: 600
+
+. "$(dirname "$0")/tsock_lib.bash"
+
+kvod_require_guest
+tsock_require_tools
+ktap_header
+ktap_plan 27
+
+KVODCTL=$KVOD_REPO/tools/kvodctl
+TMP=$(mktemp -d)
+cleanup() {
+	netns_down
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+frames() {
+	ffprobe -v error -count_frames -select_streams v:0 \
+		-show_entries stream=nb_read_frames -of csv=p=0 "$@" 2>/dev/null |
+		awk 'NF { print; exit }'
+}
+
+# 4 s of 160x120 video, MPEG-TS.
+ffmpeg -v error -nostdin -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
+	-c:v mpeg4 -g 25 -f mpegts "$TMP/m.ts" ||
+	ktap_bail_out "ffmpeg cannot make a sample"
+SIZE=$(stat -c %s "$TMP/m.ts")
+RATE=$((SIZE * 8 / 4))			# the movie's own rate: 4 s
+PPS=$(awk -v r="$RATE" 'BEGIN { print r / (1316 * 8) }')
+NPKT=$((SIZE / 1316 + (SIZE % 1316 >= 188)))
+ktap_print_msg "sample: $SIZE bytes, $RATE bit/s, $NPKT RTP packets"
+
+kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
+kvod_load || ktap_bail_out "insmod kvod failed"
+netns_up || ktap_bail_out "netns setup failed"
+qd add root tsock || ktap_bail_out "tc qdisc add failed"
+"$KVODCTL" add m "$TMP/m.ts" --bitrate "$RATE" >/dev/null ||
+	ktap_bail_out "kvodctl add failed"
+"$KVODCTL" add nobitrate "$TMP/m.ts" >/dev/null
+
+pushes() {
+	"$KVODCTL" list --json | jq -r '.pushes | length'
+}
+
+# --- errors ---
+# check_says DESC TEXT CMD...: CMD must fail and say TEXT.
+check_says() {
+	local desc=$1 text=$2 out rc=0
+
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	if [ "$rc" != 0 ] && [[ $out == *"$text"* ]]; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "$* exited $rc, expected a failure saying '$text':" "$out"
+		ktap_fail "$desc"
+	fi
+}
+
+check_says "unknown movie" "no such movie" \
+	tx "$KVODCTL" push nosuch "udp://$ADDR_RX:5004"
+check_errno "movie without a bitrate needs --rate" EINVAL \
+	tx "$KVODCTL" push nobitrate "udp://$ADDR_RX:5004"
+check_errno "rate too low" EINVAL tx "$KVODCTL" push m "udp://$ADDR_RX:5004" --rate 100
+check_errno "wildcard destination" EINVAL tx "$KVODCTL" push m "udp://0.0.0.0:5004"
+check_errno "unreachable destination" ENETUNREACH tx "$KVODCTL" push m "udp://198.19.9.9:5004"
+check_says "stop an unknown push" "no such push" "$KVODCTL" stop 999
+
+# --- one pass, measured: RTP format and pacing at the peer ---
+rx "$TXRECV" -p 5004 -R "$PPS" -n "$NPKT" -t 3000 -T 20000 >"$TMP/rx" &
+rxpid=$!
+sleep 0.3
+id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5004")
+check_ok "push prints an id ($id)" test "${id:-0}" -gt 0
+check_eq "list shows it" "m udp://$ADDR_RX:5004 $RATE" \
+	"$("$KVODCTL" list --json | jq -r '.pushes[0] | "\(.movie) \(.destination) \(.rate)"')"
+wait "$rxpid"
+RX_OUT=$(tail -n +2 "$TMP/rx")
+ktap_print_msg "txrecv: $RX_OUT"
+check_eq "every RTP packet arrived" "$NPKT" "$(val received)"
+check_eq "all well-formed RTP/MP2T (PT 33, 7x188)" 0 "$(val bad)"
+check_eq "in sequence" 1 "$(val in_order)"
+check_cmp "paced: median jitter < 50 ms" "$(val jit_p50_us)" "<" 50000
+check_cmp "paced: p99 jitter < 500 ms" "$(val jit_p99_us)" "<" 500000
+check_cmp "tsock released them by their times" \
+	"$(($(qstat on_time) + $(qstat late)))" ">=" "$NPKT"
+check_ok "push ended by itself" wait_for 10 test "$(pushes)" = 0
+check_eq "the movie has no client left" 0 \
+	"$("$KVODCTL" info m --json | jq -r .active_clients)"
+
+# --- a real client: ffprobe decodes the RTP stream ---
+want=$(frames "$TMP/m.ts")
+rx timeout 40 ffprobe -v error -timeout 3000000 -count_frames \
+	-select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 \
+	"rtp://$ADDR_RX:5006" >"$TMP/probe" 2>/dev/null &
+probe=$!
+sleep 2
+tx "$KVODCTL" push m "udp://$ADDR_RX:5006" --rate $((RATE * 2)) >/dev/null
+wait "$probe"
+got=$(awk 'NF { print; exit }' "$TMP/probe")
+ktap_print_msg "ffprobe decoded ${got:-nothing} of $want frames"
+check_cmp "ffprobe decodes the RTP stream" "${got:-0}" ">=" "$((want * 9 / 10))"
+wait_for 10 test "$(pushes)" = 0
+
+# --- loop and stop ---
+id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --rate $((RATE * 8)))
+sleep 3
+check_cmp "a looping push starts over" \
+	"$("$KVODCTL" list --json | jq -r '.pushes[0].loops')" ">=" 2
+check_ok "stop it" "$KVODCTL" stop "$id"
+check_eq "gone from the list" 0 "$(pushes)"
+check_says "stop twice" "no such push" "$KVODCTL" stop "$id"
+
+# --- a movie deleted while looping: the pass ends, then the push ---
+tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --rate $((RATE * 4)) >/dev/null
+sleep 0.5
+"$KVODCTL" del m
+check_eq "deleted movie still pushed (zombie)" 1 \
+	"$("$KVODCTL" stats --json | jq -r .zombies)"
+check_ok "its push ends at the end of the pass" wait_for 10 test "$(pushes)" = 0
+check_ok "and the memory is freed" wait_for 5 \
+	test "$("$KVODCTL" stats --json | jq -r .zombies)" = 0
+
+# --- namespace deleted under a push; module unload with one running ---
+"$KVODCTL" add m "$TMP/m.ts" --bitrate "$RATE" >/dev/null
+tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop >/dev/null
+netns_down
+check_ok "a deleted namespace stops its push" wait_for 10 test "$(pushes)" = 0
+ip netns add "$NS_TX" && ip netns exec "$NS_TX" ip link set lo up
+tx "$KVODCTL" push m "udp://127.0.0.1:5008" --loop >/dev/null
+check_eq "a push runs" 1 "$(pushes)"
+check_ok "kvod unloads with a push running" kvod_unload
+
+kmod_unload sch_tsock
+ktap_finish

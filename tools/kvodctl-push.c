@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pushes: the push and stop commands, and how list shows them.
+ *
+ *   kvodctl push NAME udp://HOST:PORT [--rate RATE] [--loop] [--window MS]
+ *                [--tai]
+ *
+ * HOST is a numeric IPv4 address or a bracketed IPv6 address
+ * ("udp://[2001:db8::1]:5004"). The push sends from the network namespace
+ * kvodctl runs in. push prints the new push's id; stop ID ends it.
+ */
+#include "kvodctl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* udp://HOST:PORT into @sa. */
+static int parse_udp_url(const char *s, struct kvod_sockaddr *sa)
+{
+	char host[INET6_ADDRSTRLEN];
+	const char *colon, *h;
+	unsigned long port;
+	size_t len;
+	char *end;
+
+	memset(sa, 0, sizeof(*sa));
+	if (strncmp(s, "udp://", 6))
+		return -1;
+	h = s + 6;
+	if (*h == '[') {
+		colon = strstr(h, "]:");
+		if (!colon)
+			return -1;
+		len = colon - h - 1;
+		h++;
+		colon++;
+		sa->family = AF_INET6;
+	} else {
+		colon = strrchr(h, ':');
+		if (!colon)
+			return -1;
+		len = colon - h;
+		sa->family = AF_INET;
+	}
+	if (len == 0 || len >= sizeof(host))
+		return -1;
+	memcpy(host, h, len);
+	host[len] = '\0';
+	if (inet_pton(sa->family, host, sa->addr) != 1)
+		return -1;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (colon[1] < '0' || colon[1] > '9' || errno || *end || !port ||
+	    port > 65535)
+		return -1;
+	sa->port = port;
+	return 0;
+}
+
+static void format_url(const struct kvod_sockaddr *sa, char *buf, size_t size)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	inet_ntop(sa->family, sa->addr, host, sizeof(host));
+	if (sa->family == AF_INET6)
+		snprintf(buf, size, "udp://[%s]:%u", host, sa->port);
+	else
+		snprintf(buf, size, "udp://%s:%u", host, sa->port);
+}
+
+/* push NAME udp://HOST:PORT [--rate RATE] [--loop] [--window MS] [--tai] */
+int cmd_push(const struct kvodctl_args *a)
+{
+	struct kvod_push_start p;
+	int dev, ret;
+
+	memset(&p, 0, sizeof(p));
+	p.size = sizeof(p);
+	ret = kvod_set_name(p.name, a->cmd, a->pos[0]);
+	if (ret)
+		return ret;
+	if (parse_udp_url(a->pos[1], &p.dst)) {
+		err_msg("%s %s: not udp://HOST:PORT", a->cmd, a->pos[1]);
+		return EXIT_USAGE;
+	}
+	p.rate = a->rate;
+	p.window_ms = a->window_ms;
+	p.opts = (a->loop ? KVOD_PUSH_LOOP : 0) | (a->tai ? KVOD_PUSH_TAI : 0);
+
+	dev = kvod_open(O_RDWR);
+	if (dev < 0)
+		return EXIT_RUNTIME;
+	ret = kvod_ioctl(dev, KVOD_IOC_PUSH_START, &p, a->cmd, a->pos[0]);
+	close(dev);
+	if (!ret)
+		printf("%u\n", p.id);
+	return ret;
+}
+
+/* stop ID */
+int cmd_stop(const struct kvodctl_args *a)
+{
+	struct kvod_push_ref r;
+	unsigned long id;
+	char *end;
+	int dev, ret;
+
+	errno = 0;
+	id = strtoul(a->pos[0], &end, 10);
+	if (a->pos[0][0] < '0' || a->pos[0][0] > '9' || errno || *end ||
+	    !id || id > UINT32_MAX) {
+		err_msg("%s %s: not a push id", a->cmd, a->pos[0]);
+		return EXIT_USAGE;
+	}
+	memset(&r, 0, sizeof(r));
+	r.size = sizeof(r);
+	r.id = id;
+	dev = kvod_open(O_RDWR);
+	if (dev < 0)
+		return EXIT_RUNTIME;
+	ret = kvod_ioctl(dev, KVOD_IOC_PUSH_STOP, &r, a->cmd, a->pos[0]);
+	close(dev);
+	return ret;
+}
+
+/* Every push into *@out (NULL if none), *@n entries; as get_movies(). */
+int get_pushes(int dev, struct kvod_push_info **out, size_t *n,
+	       const char *cmd)
+{
+	struct kvod_push_info *v = NULL, *nv;
+	struct kvod_movie_list req;
+	__u32 room = 0;
+	int ret;
+
+	for (;;) {
+		memset(&req, 0, sizeof(req));
+		req.size = sizeof(req);
+		req.count = room;
+		req.entry_size = sizeof(*v);
+		req.entries = (uintptr_t)v;
+		ret = kvod_ioctl(dev, KVOD_IOC_PUSH_LIST, &req, cmd, NULL);
+		if (ret)
+			goto err;
+		if (req.count <= req.filled)
+			break;
+		room = req.count;
+		nv = reallocarray(v, room, sizeof(*v));
+		if (!nv) {
+			err_msg("%s: %s", cmd, strerror(ENOMEM));
+			ret = EXIT_RUNTIME;
+			goto err;
+		}
+		v = nv;
+	}
+	*out = v;
+	*n = req.filled < room ? req.filled : room;
+	return 0;
+err:
+	free(v);
+	return ret;
+}
+
+static const char *push_opts(__u32 opts)
+{
+	switch (opts & KVOD_PUSH_OPTS) {
+	case KVOD_PUSH_LOOP:
+		return "loop";
+	case KVOD_PUSH_TAI:
+		return "tai";
+	case KVOD_PUSH_LOOP | KVOD_PUSH_TAI:
+		return "loop,tai";
+	default:
+		return "-";
+	}
+}
+
+void show_push_table(const struct kvod_push_info *v, size_t n)
+{
+	char url[INET6_ADDRSTRLEN + 16];
+	size_t i;
+
+	printf("%-4s  %-20s  %-30s  %10s  %12s  %10s  %5s  %6s  %s\n", "PUSH",
+	       "MOVIE", "DESTINATION", "NETNS", "RATE", "PACKETS", "LOOPS",
+	       "LATE", "OPTS");
+	for (i = 0; i < n; i++) {
+		format_url(&v[i].dst, url, sizeof(url));
+		printf("%-4u  %-20s  %-30s  %10u  %12llu  %10llu  %5llu  %6llu  %s\n",
+		       v[i].id, v[i].name, url, v[i].netns, v[i].rate,
+		       v[i].packets, v[i].loops, v[i].late,
+		       push_opts(v[i].opts));
+	}
+}
+
+void show_pushes_json(struct json *j, const char *key,
+		      const struct kvod_push_info *v, size_t n)
+{
+	char url[INET6_ADDRSTRLEN + 16];
+	size_t i;
+
+	json_arr_begin(j, key);
+	for (i = 0; i < n; i++) {
+		json_obj_begin(j, NULL);
+		json_u64(j, "id", v[i].id);
+		json_str(j, "movie", v[i].name, strnlen(v[i].name, KVOD_NAME_MAX));
+		format_url(&v[i].dst, url, sizeof(url));
+		json_str(j, "destination", url, strlen(url));
+		json_u64(j, "netns", v[i].netns);
+		json_u64(j, "rate", v[i].rate);
+		json_u64(j, "window_ms", v[i].window_ms);
+		json_u64(j, "loop", !!(v[i].opts & KVOD_PUSH_LOOP));
+		json_u64(j, "tai", !!(v[i].opts & KVOD_PUSH_TAI));
+		json_u64(j, "packets", v[i].packets);
+		json_u64(j, "bytes", v[i].bytes);
+		json_u64(j, "loops", v[i].loops);
+		json_u64(j, "late", v[i].late);
+		json_u64(j, "errors", v[i].errors);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
