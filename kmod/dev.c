@@ -93,9 +93,8 @@ static int ioc_movie_info(union kvod_ioctl_arg *arg)
 	struct kvod_movie_info *info = &arg->info;
 	char name[KVOD_NAME_MAX];
 
-	if (info->length || info->bitrate || info->resident || info->chunks ||
-	    info->active_clients || info->bytes_served ||
-	    !zeroed(info->reserved, sizeof(info->reserved)))
+	/* Output fields are ignored on input, so a struct can be reused. */
+	if (!zeroed(info->reserved, sizeof(info->reserved)))
 		return -EINVAL;
 	memcpy(name, info->name, sizeof(name));
 	return kvod_catalog_info(name, info);
@@ -128,7 +127,7 @@ static int list_copy_out(const struct kvod_movie_list *list,
 
 static int list_check(const struct kvod_movie_list *list, u32 ver0)
 {
-	if (list->filled || list->reserved0 ||
+	if (list->reserved0 ||
 	    !zeroed(list->reserved, sizeof(list->reserved)))
 		return -EINVAL;
 	if (list->entry_size < ver0 || list->entry_size > PAGE_SIZE)
@@ -238,8 +237,7 @@ static int ioc_stats(union kvod_ioctl_arg *arg)
 {
 	struct kvod_stats *st = &arg->stats;
 
-	if (st->movies || st->zombies || st->resident || st->resident_max ||
-	    !zeroed(st->reserved, sizeof(st->reserved)))
+	if (!zeroed(st->reserved, sizeof(st->reserved)))
 		return -EINVAL;
 	kvod_catalog_stats(st);
 	return 0;

@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "kvodctl: missing command (try 'kvodctl --help')\n");
 		return EXIT_USAGE;
 	}
 	if (is_help(argv[1])) {

@@ -17,6 +17,7 @@
  *    did not pass read as zero, and it writes back at most @size bytes.
  *    This lets the ABI grow without new command numbers.
  *  - Unknown bits in @flags and non-zero reserved fields: -EINVAL.
+ *  - Output-only fields are ignored on input, so a struct can be reused.
  *  - Unknown commands: -ENOTTY.
  *  - Names are NUL-terminated within their 64-byte field, 1..63 bytes
  *    of [A-Za-z0-9._-], and neither "." nor "..": -EINVAL otherwise.
