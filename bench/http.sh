@@ -13,14 +13,16 @@
 # Load: CLIENTS curl processes on 127.0.0.1, each downloading the movie
 # over one keep-alive connection until GIB_PER_SERVER GiB are moved in all.
 # Measured per server, over the same window: busy CPU jiffies of the whole
-# machine from /proc/stat (user+nice+system+irq+softirq+steal), minus the
-# curl processes' own CPU time (their user+sys, from the shell's "times"),
-# minus an idle baseline (the same window length with nothing running);
-# context switches from /proc/stat's ctxt, minus the same baseline. That
-# leaves what serving costs: the server's processes or kworkers, and the
-# kernel's TCP work on the loopback (softirq), which lands outside the
-# client's accounting for all three alike. Results per GB (10^9 bytes) and
-# as ratios kvod / nginx. Method and results: Documentation/http.rst.
+# guest from /proc/stat (user+nice+system+irq+softirq+steal) minus an idle
+# baseline (an equally long window with nothing running), and context
+# switches from /proc/stat's ctxt minus the same baseline. The clients are
+# the same in all three runs, so the differences are the servers'; the
+# ratios kvod / nginx include the clients' share in both terms and so
+# understate the servers' difference. The curl processes' own CPU (the
+# shell's "times") is printed too, but is not subtracted: under software
+# emulation per-task and /proc/stat accounting disagree (the per-task sum
+# can exceed the machine's). Results per GB (10^9 bytes). Method and
+# results: Documentation/http.rst.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -67,13 +69,15 @@ load() {
 	done
 	read -r -a s0 <<<"$(stat_now)"
 	t0=$(date +%s.%N)
-	times=$(
+	# "times" in a pipe would run in a child with no children of its own.
+	(
 		for i in $(seq "$CLIENTS"); do
 			curl -sS -w '%{size_download}\n' "${args[@]}" >"$B/c$i" &
 		done
 		wait
-		times | tail -n1
+		times >"$B/times"
 	)
+	times=$(tail -n1 "$B/times")
 	t1=$(date +%s.%N)
 	read -r -a s1 <<<"$(stat_now)"
 	ok=$(cat "$B"/c* | awk -v m="$MOVIE_BYTES" '$1 == m { n++ } END { print n + 0 }')
@@ -169,12 +173,13 @@ awk -v hz="$HZ" -v ib="$idle_busy" -v ic="$idle_ctxt" -v is="$secs" \
     -v total="$TOTAL" -v movie="$MOVIE_BYTES" '
 	{
 		name[NR] = $1; t = $2
-		srv = ($4 - $3 - ib * t / is) / hz
+		srv = ($4 - ib * t / is) / hz
+		cli = $3 / hz / (total / 1e9)
 		cs = $5 - ic * t / is
 		gb = total / 1e9
 		cpu[NR] = srv / gb; ctx[NR] = cs / gb
-		printf "%-11s %6.1f s  %7.1f MB/s  %7.2f CPU-s/GB  %9.0f ctxsw/GB  %s/%d complete\n",
-			$1, t, total / t / 1e6, cpu[NR], ctx[NR], $6, total / movie
+		printf "%-11s %6.1f s  %6.1f MB/s  %6.2f CPU-s/GB  %7.0f ctxsw/GB  (curl %5.2f CPU-s/GB)  %s/%d complete\n",
+			$1, t, total / t / 1e6, cpu[NR], ctx[NR], cli, $6, total / movie
 	}
 	END {
 		printf "\nkvod / nginx-sf:   CPU %.2fx   ctxsw %.2fx\n", cpu[1] / cpu[2], ctx[1] / ctx[2]

@@ -104,7 +104,7 @@ run() {
 	rx "$TXRECV" -p "$PORT" -n "$N" -t 3000 -T $((SECS * 1000 + 20000)) \
 		$rxargs >"$B/rx" &
 	local rxpid=$!
-	sleep 0.3
+	wait_for 30 grep -q listening "$B/rx"
 	b0=$(busy_now)
 	TX_OUT=$("$@" 2>&1)
 	# The push returns at once: wait for the stream to end.

@@ -464,6 +464,10 @@ static int run(struct fetch *f, double t_end)
 
 		if (stop || (t_end && t >= t_end))
 			break;
+		if (f->c.disconnected && f->posted == f->done) {
+			fprintf(stderr, "kvod-fetch: the server disconnected\n");
+			return -1;
+		}
 		if (f->o->seek_every && t >= f->t_seek && !f->flushing)
 			f->flushing = 1;
 		if (f->flushing && f->posted == f->done)

@@ -30,6 +30,11 @@ only. Commands (HOST PORT address the server):
                                              against FILE by sha256
   keepalive HOST PORT NAME K                 K requests one after another on
                                              one connection
+  stall HOST PORT NAME FILE GO N             N downloads of NAME: each reads
+                                             1 MiB and stops reading; once the
+                                             file GO exists, they read on;
+                                             print "complete" (byte-exact with
+                                             FILE) or "cut" for each
   trickle HOST PORT NAME                     one byte a second; print how the
                                              connection ended and after how long
   idle HOST PORT NAME N SECONDS              N keep-alive connections, one
@@ -300,6 +305,29 @@ def keepalive(host, port, name, k):
     return 0
 
 
+def stall(host, port, name, path, go, n):
+    want = open(path, "rb").read()
+    socks = []
+    for _ in range(int(n)):
+        s = connect(host, port, timeout=60)
+        s.sendall(f"GET /{name} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+        socks.append(s)
+    readers = [Reader(s) for s in socks]
+    for r in readers:
+        while len(r.buf) < (1 << 20):
+            r.fill()
+    print("stalled", flush=True)
+    while not os.path.exists(go):
+        time.sleep(0.2)
+    for r in readers:
+        try:
+            _, _, body = r.response()
+            print("complete" if body == want else "corrupt")
+        except (EOFError, OSError, ValueError, IndexError):
+            print("cut")
+    return 0
+
+
 def trickle(host, port, name):
     req = f"GET /{name} HTTP/1.1\r\nHost: t\r\n" + "X-Slow: " + "a" * 200
     s = connect(host, port, timeout=120)
@@ -364,6 +392,7 @@ def main(argv):
         "keepalive": lambda a: keepalive(*a),
         "curl-ranges": lambda a: curl_ranges(*a),
         "trickle": lambda a: trickle(*a),
+        "stall": lambda a: stall(*a),
         "idle": lambda a: idle(*a),
     }
     if len(argv) < 2 or argv[1] not in cmds:

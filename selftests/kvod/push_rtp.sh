@@ -8,6 +8,7 @@
 #
 # timeout: 600
 
+# shellcheck source=selftests/kvod/tsock_lib.bash
 . "$(dirname "$0")/tsock_lib.bash"
 
 kvod_require_guest
@@ -47,8 +48,22 @@ qd add root tsock || ktap_bail_out "tc qdisc add failed"
 	ktap_bail_out "kvodctl add failed"
 "$KVODCTL" add nobitrate "$TMP/m.ts" >/dev/null
 
+# bound PORT: something listens on UDP PORT in the receiver's namespace.
+bound() {
+	[ -n "$(rx ss -Hlun "sport = :$1")" ]
+}
+
 pushes() {
 	"$KVODCTL" list --json | jq -r '.pushes | length'
+}
+
+# For wait_for, which re-runs a command (not a value) until it succeeds.
+no_pushes() {
+	[ "$(pushes)" = 0 ]
+}
+
+no_zombies() {
+	[ "$("$KVODCTL" stats --json | jq -r .zombies)" = 0 ]
 }
 
 # --- errors ---
@@ -78,7 +93,7 @@ check_says "stop an unknown push" "no such push" "$KVODCTL" stop 999
 # --- one pass, measured: RTP format and pacing at the peer ---
 rx "$TXRECV" -p 5004 -R "$PPS" -n "$NPKT" -t 3000 -T 20000 >"$TMP/rx" &
 rxpid=$!
-sleep 0.3
+wait_for 30 grep -q listening "$TMP/rx"
 id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5004")
 check_ok "push prints an id ($id)" test "${id:-0}" -gt 0
 check_eq "list shows it" "m udp://$ADDR_RX:5004 $RATE" \
@@ -87,13 +102,13 @@ wait "$rxpid"
 RX_OUT=$(tail -n +2 "$TMP/rx")
 ktap_print_msg "txrecv: $RX_OUT"
 check_eq "every RTP packet arrived" "$NPKT" "$(val received)"
-check_eq "all well-formed RTP/MP2T (PT 33, 7x188)" 0 "$(val bad)"
+check_eq "all well-formed RTP/MP2T (PT 33, 1..7 x 188)" 0 "$(val bad)"
 check_eq "in sequence" 1 "$(val in_order)"
 check_cmp "paced: median jitter < 50 ms" "$(val jit_p50_us)" "<" 50000
 check_cmp "paced: p99 jitter < 500 ms" "$(val jit_p99_us)" "<" 500000
 check_cmp "tsock released them by their times" \
 	"$(($(qstat on_time) + $(qstat late)))" ">=" "$NPKT"
-check_ok "push ended by itself" wait_for 10 test "$(pushes)" = 0
+check_ok "push ended by itself" wait_for 20 no_pushes
 check_eq "the movie has no client left" 0 \
 	"$("$KVODCTL" info m --json | jq -r .active_clients)"
 
@@ -103,13 +118,13 @@ rx timeout 40 ffprobe -v error -timeout 3000000 -count_frames \
 	-select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 \
 	"rtp://$ADDR_RX:5006" >"$TMP/probe" 2>/dev/null &
 probe=$!
-sleep 2
+wait_for 30 bound 5006 || ktap_print_msg "ffprobe did not bind"
 tx "$KVODCTL" push m "udp://$ADDR_RX:5006" --rate $((RATE * 2)) >/dev/null
 wait "$probe"
 got=$(awk 'NF { print; exit }' "$TMP/probe")
 ktap_print_msg "ffprobe decoded ${got:-nothing} of $want frames"
-check_cmp "ffprobe decodes the RTP stream" "${got:-0}" ">=" "$((want * 9 / 10))"
-wait_for 10 test "$(pushes)" = 0
+check_cmp "ffprobe decodes the RTP stream (3/4 of the frames)" "${got:-0}" ">=" "$((want * 3 / 4))"
+wait_for 20 no_pushes
 
 # --- loop and stop ---
 id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --rate $((RATE * 8)))
@@ -121,20 +136,18 @@ check_eq "gone from the list" 0 "$(pushes)"
 check_says "stop twice" "no such push" "$KVODCTL" stop "$id"
 
 # --- a movie deleted while looping: the pass ends, then the push ---
-tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --rate $((RATE * 4)) >/dev/null
-sleep 0.5
+tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop >/dev/null
 "$KVODCTL" del m
 check_eq "deleted movie still pushed (zombie)" 1 \
 	"$("$KVODCTL" stats --json | jq -r .zombies)"
-check_ok "its push ends at the end of the pass" wait_for 10 test "$(pushes)" = 0
-check_ok "and the memory is freed" wait_for 5 \
-	test "$("$KVODCTL" stats --json | jq -r .zombies)" = 0
+check_ok "its push ends at the end of the pass" wait_for 20 no_pushes
+check_ok "and the memory is freed" wait_for 5 no_zombies
 
 # --- namespace deleted under a push; module unload with one running ---
 "$KVODCTL" add m "$TMP/m.ts" --bitrate "$RATE" >/dev/null
 tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop >/dev/null
 netns_down
-check_ok "a deleted namespace stops its push" wait_for 10 test "$(pushes)" = 0
+check_ok "a deleted namespace stops its push" wait_for 20 no_pushes
 ip netns add "$NS_TX" && ip netns exec "$NS_TX" ip link set lo up
 tx "$KVODCTL" push m "udp://127.0.0.1:5008" --loop >/dev/null
 check_eq "a push runs" 1 "$(pushes)"

@@ -81,7 +81,7 @@ check_eq "player mode output byte-exact" "$want" "$got"
 # DEL while clients read: they finish, new connects are not found.
 "$KVOD_FETCH" -q --rate 40M --cache 100 -o "$RDMA_TMP/slow" "$RDMA_URL/small" &
 slow=$!
-sleep 1
+wait_for 20 test "$(rdma_counter active)" = 1
 "$KVOD_HELPER" del small
 nf=$("$KVOD_FETCH" "$RDMA_URL/small" 2>&1 >/dev/null)
 wait "$slow"
@@ -97,7 +97,7 @@ rm -f "$RDMA_TMP/slow" "$RDMA_TMP/small"
 big=$((1024 * MiB + 3 * MiB + 777))
 if movie_add big "$big"; then
 	segs=$("$RDMA_CLIENT" "$RXE_ADDR" table big | awk '/^seg:/ { print $2 }')
-	ktap_print_msg "big: segments at $(echo $segs)"
+	ktap_print_msg "big: segments at $(tr '\n' ' ' <<<"$segs")"
 	if [ "${KVOD_RDMA_FULL:-0}" = 1 ]; then
 		ranges="0:$big"
 	else

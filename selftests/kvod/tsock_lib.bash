@@ -84,24 +84,20 @@ qopt() {
 # txsend in $NS_TX with TXARGS, and set RX_OUT to txrecv's report and
 # TX_OUT to txsend's.
 stream() {
-	local rxargs=$1 fifo out
+	local rxargs=$1 out
 
 	shift
 	out=$(mktemp)
-	fifo=$(mktemp -u)
-	mkfifo "$fifo"
 	# shellcheck disable=SC2086 # word splitting of RXARGS is intended
-	rx "$TXRECV" -p "$PORT" $rxargs >"$fifo" &
+	rx "$TXRECV" -p "$PORT" $rxargs >"$out" &
 	local pid=$!
-	# Wait for "listening" so no packet beats the bind.
-	{ read -r _ && cat >"$out"; } <"$fifo" &
-	local reader=$!
-	sleep 0.2
+	# No packet may beat the bind: wait for txrecv to say it listens.
+	wait_for 30 grep -q listening "$out" ||
+		ktap_print_msg "txrecv did not start"
 	TX_OUT=$(tx "$TXSEND" -d "$ADDR_RX:$PORT" "$@" 2>&1)
 	wait "$pid"
-	wait "$reader"
-	RX_OUT=$(cat "$out")
-	rm -f "$out" "$fifo"
+	RX_OUT=$(tail -n +2 "$out")
+	rm -f "$out"
 	ktap_print_msg "txsend $*: $TX_OUT" "txrecv $rxargs: $RX_OUT" \
 		"qdisc: $(tx tc -s qdisc show dev "$DEV_TX" | grep -E 'backlog|flows')"
 }

@@ -11,6 +11,7 @@
 #
 # timeout: 600
 
+# shellcheck source=selftests/kvod/tsock_lib.bash
 . "$(dirname "$0")/tsock_lib.bash"
 
 kvod_require_guest
@@ -69,7 +70,7 @@ check_cmp "control: pfifo does not spread" "$(val last_ms)" "<" 500
 fresh horizon 300ms
 
 # Horizon: 20 packets due 100..1050 ms ahead, horizon 300 ms.
-stream "-t 1500" -m batch -r 20 -n 20 -D 100
+stream "-t 4000" -m batch -r 20 -n 20 -D 100
 got=$(val received)
 dropped=$(qstat drop_horizon)
 check_eq "horizon: every packet sent or dropped" 20 "$((got + dropped))"
@@ -99,7 +100,7 @@ check_cmp "CLOCK_TAI tsock: none early" "$(val min_err_us)" ">" -2000
 
 # Per-flow limit: 5 packets per flow.
 fresh flow_limit 5
-stream "-t 800" -m batch -r 50 -n 20 -F 1 -D 300
+stream "-n 5 -t 6000" -m batch -r 50 -n 20 -F 1 -D 300
 check_eq "flow limit: one flow keeps 5" 5 "$(val received)"
 check_eq "flow limit: drops counted" 15 "$(qstat drop_flow_limit)"
 fresh flow_limit 5

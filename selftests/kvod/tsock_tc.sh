@@ -7,6 +7,7 @@
 #
 # timeout: 600
 
+# shellcheck source=selftests/kvod/tsock_lib.bash
 . "$(dirname "$0")/tsock_lib.bash"
 
 kvod_require_guest

@@ -28,9 +28,9 @@ RXE_PORT=${RXE_PORT:-7471}
 RXE_MODULES="ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe"
 
 rxe_wait_active() {
-	local i
+	local _
 
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		rdma link show "$RXE_DEV/1" 2>/dev/null | grep -q 'state ACTIVE' &&
 			return 0
 		sleep 0.1
@@ -43,7 +43,9 @@ rxe_link_add() {
 }
 
 rxe_setup() {
+	# shellcheck disable=SC2086 # a list of module names
 	modprobe -a $RXE_MODULES || return 1
+	rxe_teardown	# what a test that died left behind
 	ip link add "$RXE_NETDEV" type veth peer name "$RXE_PEER" || return 1
 	ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" || return 1
 	ip link set "$RXE_PEER" up && ip link set "$RXE_NETDEV" up || return 1
@@ -57,6 +59,7 @@ rxe_teardown() {
 }
 
 # The RDMA tests' common frame: topology, kvod.ko, one listener.
+# shellcheck disable=SC2034 # used by the scripts that source this
 KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch
 RDMA_CLIENT=$KVOD_REPO/selftests/kvod/rdma_client
 RDMA_CTL=$KVOD_REPO/selftests/kvod/rdma_ctl

@@ -58,14 +58,15 @@ static double pct(int64_t *v, long n, double p)
 	return v[i] / 1e3;
 }
 
-/* RTP: V=2, PT 33, 7 TS packets; returns the sequence number or -1. */
+/* RTP: V=2, PT 33, 1..7 TS packets; returns the sequence number or -1. */
 static long rtp_seq(const unsigned char *p, ssize_t n)
 {
-	int i;
+	int i, ts = (n - 12) / 188;
 
-	if (n != 12 + 7 * 188 || (p[0] >> 6) != 2 || (p[1] & 0x7f) != 33)
+	if (n < 12 + 188 || n > 12 + 7 * 188 || (n - 12) % 188 ||
+	    (p[0] >> 6) != 2 || (p[1] & 0x7f) != 33)
 		return -1;
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < ts; i++)
 		if (p[12 + 188 * i] != 0x47)
 			return -1;
 	return (p[2] << 8) | p[3];
