@@ -11,7 +11,8 @@
 set -euo pipefail
 
 STAMP_DIR=${KVOD_STATE_DIR:-/var/lib/kvod-dev}
-STAMP=$STAMP_DIR/setup-v3
+# The stamp names this script's content: any change to it reinstalls.
+STAMP=$STAMP_DIR/setup-$(sha256sum "$0" | cut -c1-16)
 BPO=/etc/apt/sources.list.d/kvod-bookworm-backports.sources
 
 APT_PKGS=(
