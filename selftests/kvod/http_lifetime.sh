@@ -36,10 +36,14 @@ stalled() {
 	wait_for 120 grep -q stalled "$TMP/stall"
 }
 
-# resume: let them read on; prints how they ended, as "N complete" etc.
+# resume: let them read on, and wait for them (not in a subshell).
 resume() {
 	touch "$TMP/go"
 	wait "$stall_pid"
+}
+
+# outcome: how they ended, as "N complete", "N cut".
+outcome() {
 	grep -v stalled "$TMP/stall" | sort | uniq -c |
 		awk '{ print $1, $2 }' | paste -sd' '
 }
@@ -55,7 +59,8 @@ stalled 1
 check_eq "a download holds the movie" 1 "$(movie_field big.ts CLIENTS)"
 "$KVODCTL" del big.ts
 check_eq "DEL mid-download leaves a zombie" 1 "$(zombies)"
-check_eq "... and the download finishes byte-exact" "1 complete" "$(resume)"
+resume
+check_eq "... and the download finishes byte-exact" "1 complete" "$(outcome)"
 wait_for 10 test "$(zombies)" = 0
 check_eq "... after which the movie is freed" 0 "$(zombies)"
 
@@ -65,7 +70,8 @@ stalled 3
 t0=$SECONDS
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
 check_ok "UNLISTEN returns within 5 s with downloads running" test $((SECONDS - t0)) -le 5
-check_eq "... and cuts all 3 downloads short" "3 cut" "$(resume)"
+resume
+check_eq "... and cuts all 3 downloads short" "3 cut" "$(outcome)"
 
 # A listener in another namespace, reached over a veth.
 { ip netns add "$NS" &&
@@ -89,7 +95,8 @@ t0=$SECONDS
 kvod_unload
 check_ok "rmmod with 4 downloads running returns within 10 s" test $((SECONDS - t0)) -le 10
 check_fail "... and the module is gone" test -d /sys/module/kvod
-check_eq "... its downloads were cut short" "4 cut" "$(resume)"
+resume
+check_eq "... its downloads were cut short" "4 cut" "$(outcome)"
 wait_for 20 test "$(tcp_inuse)" -le "$tcp0"
 check_ok "... and no TCP socket is left ($(tcp_inuse) in use, $tcp0 before)" \
 	test "$(tcp_inuse)" -le "$tcp0"
