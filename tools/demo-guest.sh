@@ -11,7 +11,11 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 # shellcheck source=selftests/lib/ktap.sh
 . "$REPO/selftests/lib/ktap.sh"
+# shellcheck source=selftests/lib/rxe.sh
+. "$REPO/selftests/lib/rxe.sh"
 KVODCTL=$REPO/tools/kvodctl
+FETCH=$REPO/tools/kvod-fetch
+HTTP_PORT=8080
 SAMPLE=${KVOD_DEMO_SAMPLE:?tools/demo sets it}
 BITRATE=${KVOD_DEMO_BITRATE:?tools/demo sets it}
 
@@ -39,6 +43,32 @@ step_info() {
 	show "$KVODCTL" info sample
 }
 
+# ffprobe's verdict on a stream: container, codecs, and frames decoded.
+probe() {
+	ffprobe -v error -count_frames -select_streams v:0 \
+		-show_entries stream=codec_name,width,height,nb_read_frames \
+		-show_entries format=format_name -of default=nw=1 "$@"
+}
+
+step_http() {
+	show "$KVODCTL" listen http "127.0.0.1:$HTTP_PORT"
+	show "$KVODCTL" list
+	show probe "http://127.0.0.1:$HTTP_PORT/sample"
+	show "$KVODCTL" unlisten http "127.0.0.1:$HTTP_PORT"
+}
+
+step_rdma() {
+	local rc=0
+
+	rxe_setup
+	show "$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT"
+	echo "\$ kvod-fetch rdma://$RXE_ADDR:$RXE_PORT/sample | ffprobe -"
+	"$FETCH" "rdma://$RXE_ADDR:$RXE_PORT/sample" | probe - || rc=1
+	show "$KVODCTL" unlisten rdma "$RXE_ADDR:$RXE_PORT" || rc=1
+	rxe_teardown
+	return "$rc"
+}
+
 step_del() {
 	show "$KVODCTL" del sample
 }
@@ -53,6 +83,8 @@ STEPS=(
 	"register the sample:step_add"
 	"list the movies:step_list"
 	"show the sample:step_info"
+	"stream it over HTTP to ffprobe:step_http"
+	"stream it over RDMA (Soft-RoCE) to ffprobe:step_rdma"
 	"remove the sample:step_del"
 	"unload kvod.ko:step_unload"
 )
