@@ -46,8 +46,9 @@ step_info() {
 # ffprobe's verdict on a stream: container, codecs, and frames decoded.
 probe() {
 	ffprobe -v error -count_frames -select_streams v:0 \
-		-show_entries stream=codec_name,width,height,nb_read_frames \
-		-show_entries format=format_name -of default=nw=1 "$@"
+		-show_entries \
+		stream=codec_name,width,height,nb_read_frames:format=format_name \
+		-of default=nw=1 "$@"
 }
 
 step_http() {
