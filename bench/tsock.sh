@@ -115,9 +115,17 @@ run() {
 		'BEGIN { printf "%.1f", ((d - base) / hz) * 100 / s }')
 	txcpu=$(sed -n 's/.*cpu_ms=\([0-9.]*\).*/\1/p' <<<"$TX_OUT")
 	printf '%-6s %-4s received=%-5s err_p50_us=%-9s err_p99_us=%-9s jit_p50_us=%-9s jit_p99_us=%-9s cpu_pct=%-6s txsend_cpu_ms=%s\n' \
-		"$name" "$HOG" "$(val received)" "$(val err_p50_us)" \
-		"$(val err_p99_us)" "$(val jit_p50_us)" "$(val jit_p99_us)" \
+		"$name" "$HOG" "$(val received)" "$(v err_p50_us)" \
+		"$(v err_p99_us)" "$(val jit_p50_us)" "$(val jit_p99_us)" \
 		"$cpu" "${txcpu:--}" | tee -a "$OUT"
+}
+
+# v KEY: val KEY, or "-" if txrecv did not report it.
+v() {
+	local x
+
+	x=$(val "$1")
+	echo "${x:--}"
 }
 
 send() {

@@ -14,7 +14,7 @@
  *
  * Prints key=value pairs:
  *   received, in_order (arrivals in due-time order), bad (malformed),
- *   err_p50_us/err_p99_us/err_max_us: |arrival - due|,
+ *   err_p50_us/err_p99_us/err_max_us: |arrival - due| (not with -R),
  *   jit_p50_us/jit_p99_us/jit_max_us: the same after removing the median
  *   of (arrival - due), i.e. the constant path delay,
  *   first_ms/last_ms: first and last arrival relative to the first due,
@@ -203,8 +203,10 @@ int main(int argc, char **argv)
 			fclose(f);
 	}
 	printf("received=%ld in_order=%ld bad=%ld\n", n, in_order, bad);
-	printf("err_p50_us=%.1f err_p99_us=%.1f err_max_us=%.1f\n",
-	       pct(e, n, 0.5), pct(e, n, 0.99), pct(e, n, 1.0));
+	/* RTP carries no absolute due time: only the jitter means something. */
+	if (rtp_pps <= 0)
+		printf("err_p50_us=%.1f err_p99_us=%.1f err_max_us=%.1f\n",
+		       pct(e, n, 0.5), pct(e, n, 0.99), pct(e, n, 1.0));
 	printf("jit_p50_us=%.1f jit_p99_us=%.1f jit_max_us=%.1f\n",
 	       pct(j, n, 0.5), pct(j, n, 0.99), pct(j, n, 1.0));
 	if (n && rtp_pps <= 0)
