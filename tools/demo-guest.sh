@@ -70,6 +70,40 @@ step_rdma() {
 	return "$rc"
 }
 
+# Two namespaces joined by a veth: the push goes out of demo-tx through
+# the tsock qdisc to ffprobe in demo-rx (198.18.0.0/15 only).
+step_push() {
+	local rc=0 ns="ip netns exec"
+
+	export TC_LIB_DIR=$REPO/tools/tc	# q_tsock.so, not installed
+	kmod_load sch_tsock
+	ip netns add demo-tx && ip netns add demo-rx
+	ip link add vdemo0 netns demo-tx type veth peer name vdemo1 netns demo-rx
+	ip -n demo-tx addr add 198.18.2.1/24 dev vdemo0
+	ip -n demo-rx addr add 198.18.2.2/24 dev vdemo1
+	ip -n demo-tx link set vdemo0 up && ip -n demo-rx link set vdemo1 up
+	show $ns demo-tx tc qdisc add dev vdemo0 root tsock
+
+	# Packets, not decoded frames: an emulated guest cannot decode
+	# 1080p H.264 as fast as it arrives, and would drop datagrams.
+	$ns demo-rx timeout 60 ffprobe -v error -timeout 3000000 \
+		-count_packets -select_streams v:0 -show_entries \
+		stream=codec_name,width,height,nb_read_packets -of default=nw=1 \
+		rtp://198.18.2.2:5004 >/tmp/demo-probe 2>/dev/null &
+	local probe=$!
+	sleep 2
+	show $ns demo-tx "$KVODCTL" push sample udp://198.18.2.2:5004 || rc=1
+	show $ns demo-tx "$KVODCTL" list
+	wait "$probe" || true
+	echo "\$ ffprobe rtp://198.18.2.2:5004 (in demo-rx)"
+	cat /tmp/demo-probe
+	grep -q '^nb_read_packets=[1-9]' /tmp/demo-probe || rc=1
+	show $ns demo-tx tc -s qdisc show dev vdemo0
+	ip netns del demo-tx; ip netns del demo-rx
+	kmod_unload sch_tsock
+	return "$rc"
+}
+
 step_del() {
 	show "$KVODCTL" del sample
 }
@@ -86,6 +120,7 @@ STEPS=(
 	"show the sample:step_info"
 	"stream it over HTTP to ffprobe:step_http"
 	"stream it over RDMA (Soft-RoCE) to ffprobe:step_rdma"
+	"push it as paced RTP through tsock to ffprobe:step_push"
 	"remove the sample:step_del"
 	"unload kvod.ko:step_unload"
 )
