@@ -70,10 +70,18 @@ step_rdma() {
 	return "$rc"
 }
 
+tx_ns() {
+	ip netns exec demo-tx "$@"
+}
+
+rx_ns() {
+	ip netns exec demo-rx "$@"
+}
+
 # Two namespaces joined by a veth: the push goes out of demo-tx through
 # the tsock qdisc to ffprobe in demo-rx (198.18.0.0/15 only).
 step_push() {
-	local rc=0 ns="ip netns exec"
+	local rc=0
 
 	export TC_LIB_DIR=$REPO/tools/tc	# q_tsock.so, not installed
 	kmod_load sch_tsock
@@ -82,23 +90,23 @@ step_push() {
 	ip -n demo-tx addr add 198.18.2.1/24 dev vdemo0
 	ip -n demo-rx addr add 198.18.2.2/24 dev vdemo1
 	ip -n demo-tx link set vdemo0 up && ip -n demo-rx link set vdemo1 up
-	show $ns demo-tx tc qdisc add dev vdemo0 root tsock
+	show tx_ns tc qdisc add dev vdemo0 root tsock
 
 	# Packets, not decoded frames: an emulated guest cannot decode
 	# 1080p H.264 as fast as it arrives, and would drop datagrams.
-	$ns demo-rx timeout 60 ffprobe -v error -timeout 3000000 \
+	rx_ns timeout 60 ffprobe -v error -timeout 3000000 \
 		-count_packets -select_streams v:0 -show_entries \
 		stream=codec_name,width,height,nb_read_packets -of default=nw=1 \
 		rtp://198.18.2.2:5004 >/tmp/demo-probe 2>/dev/null &
 	local probe=$!
 	sleep 2
-	show $ns demo-tx "$KVODCTL" push sample udp://198.18.2.2:5004 || rc=1
-	show $ns demo-tx "$KVODCTL" list
+	show tx_ns "$KVODCTL" push sample udp://198.18.2.2:5004 || rc=1
+	show tx_ns "$KVODCTL" list
 	wait "$probe" || true
 	echo "\$ ffprobe rtp://198.18.2.2:5004 (in demo-rx)"
 	cat /tmp/demo-probe
 	grep -q '^nb_read_packets=[1-9]' /tmp/demo-probe || rc=1
-	show $ns demo-tx tc -s qdisc show dev vdemo0
+	show tx_ns tc -s qdisc show dev vdemo0
 	ip netns del demo-tx; ip netns del demo-rx
 	kmod_unload sch_tsock
 	return "$rc"

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -99,4 +100,53 @@ int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd, const char *what)
 	}
 	memcpy(name, what, len + 1);
 	return 0;
+}
+
+/**
+ * get_list() - read a whole kernel list (movies, listeners, pushes)
+ * @dev: open /dev/kvod
+ * @req_nr: the LIST ioctl
+ * @esize: sizeof one entry
+ * @out: set to a malloc()ed array, NULL if empty
+ * @n: set to its number of entries
+ * @cmd: for error messages
+ *
+ * Ask how many there are with room for none, then make room; if entries
+ * were added in between, the kernel says so (count > filled) and we ask
+ * again.
+ */
+int get_list(int dev, unsigned long req_nr, size_t esize, void **out,
+	     size_t *n, const char *cmd)
+{
+	struct kvod_movie_list req;
+	void *v = NULL, *nv;
+	__u32 room = 0;
+	int ret;
+
+	for (;;) {
+		memset(&req, 0, sizeof(req));
+		req.size = sizeof(req);
+		req.count = room;
+		req.entry_size = esize;
+		req.entries = (uintptr_t)v;
+		ret = kvod_ioctl(dev, req_nr, &req, cmd, NULL);
+		if (ret)
+			goto err;
+		if (req.count <= req.filled)
+			break;
+		room = req.count;
+		nv = reallocarray(v, room, esize);
+		if (!nv) {
+			err_msg("%s: %s", cmd, strerror(ENOMEM));
+			ret = EXIT_RUNTIME;
+			goto err;
+		}
+		v = nv;
+	}
+	*out = v;
+	*n = req.filled < room ? req.filled : room;
+	return 0;
+err:
+	free(v);
+	return ret;
 }

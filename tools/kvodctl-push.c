@@ -128,41 +128,12 @@ int cmd_stop(const struct kvodctl_args *a)
 	return ret;
 }
 
-/* Every push into *@out (NULL if none), *@n entries; as get_movies(). */
+/* Every push into *@out (NULL if none), *@n entries. */
 int get_pushes(int dev, struct kvod_push_info **out, size_t *n,
 	       const char *cmd)
 {
-	struct kvod_push_info *v = NULL, *nv;
-	struct kvod_movie_list req;
-	__u32 room = 0;
-	int ret;
-
-	for (;;) {
-		memset(&req, 0, sizeof(req));
-		req.size = sizeof(req);
-		req.count = room;
-		req.entry_size = sizeof(*v);
-		req.entries = (uintptr_t)v;
-		ret = kvod_ioctl(dev, KVOD_IOC_PUSH_LIST, &req, cmd, NULL);
-		if (ret)
-			goto err;
-		if (req.count <= req.filled)
-			break;
-		room = req.count;
-		nv = reallocarray(v, room, sizeof(*v));
-		if (!nv) {
-			err_msg("%s: %s", cmd, strerror(ENOMEM));
-			ret = EXIT_RUNTIME;
-			goto err;
-		}
-		v = nv;
-	}
-	*out = v;
-	*n = req.filled < room ? req.filled : room;
-	return 0;
-err:
-	free(v);
-	return ret;
+	return get_list(dev, KVOD_IOC_PUSH_LIST, sizeof(**out), (void **)out,
+			n, cmd);
 }
 
 static const char *push_opts(__u32 opts)

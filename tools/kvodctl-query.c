@@ -80,45 +80,12 @@ int cmd_stats(const struct kvodctl_args *a)
 	return 0;
 }
 
-/*
- * Read the whole catalog into *@out (NULL if empty), *@n entries. Ask how
- * many there are with room for none, then make room; if movies were added
- * in between, the kernel says so (count > filled) and we ask again.
- */
+/* The whole catalog into *@out (NULL if empty), *@n entries. */
 static int get_movies(int dev, struct kvod_movie_info **out, size_t *n,
 		      const char *cmd)
 {
-	struct kvod_movie_info *v = NULL, *nv;
-	struct kvod_movie_list req;
-	__u32 room = 0;
-	int ret;
-
-	for (;;) {
-		memset(&req, 0, sizeof(req));
-		req.size = sizeof(req);
-		req.count = room;
-		req.entry_size = sizeof(*v);
-		req.entries = (uintptr_t)v;
-		ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_LIST, &req, cmd, NULL);
-		if (ret)
-			goto err;
-		if (req.count <= req.filled)
-			break;
-		room = req.count;
-		nv = reallocarray(v, room, sizeof(*v));
-		if (!nv) {
-			err_msg("%s: %s", cmd, strerror(ENOMEM));
-			ret = EXIT_RUNTIME;
-			goto err;
-		}
-		v = nv;
-	}
-	*out = v;
-	*n = req.filled < room ? req.filled : room;
-	return 0;
-err:
-	free(v);
-	return ret;
+	return get_list(dev, KVOD_IOC_MOVIE_LIST, sizeof(**out), (void **)out,
+			n, cmd);
 }
 
 /* Everything list shows, read before anything is printed. */

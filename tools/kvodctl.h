@@ -75,6 +75,8 @@ int cmd_parse_rate(const struct kvodctl_args *a);
 /* kvodctl-dev.c: the device and its errors */
 
 int kvod_open(int flags);
+int get_list(int dev, unsigned long req_nr, size_t esize, void **out,
+	     size_t *n, const char *cmd);
 int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
 	       const char *what);
 int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd,
