@@ -164,7 +164,8 @@ static void conn_queue(struct http_conn *conn)
  * sk_callback_lock before a connection goes away, so a callback that finds
  * it set under the read side may use it.
  */
-static void conn_data_ready(struct sock *sk)
+/* Data arrived, or the connection's state changed: run the work. */
+static void conn_wake(struct sock *sk)
 {
 	struct http_conn *conn;
 
@@ -185,17 +186,6 @@ static void conn_write_space(struct sock *sk)
 		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		conn_queue(conn);
 	}
-	read_unlock_bh(&sk->sk_callback_lock);
-}
-
-static void conn_state_change(struct sock *sk)
-{
-	struct http_conn *conn;
-
-	read_lock_bh(&sk->sk_callback_lock);
-	conn = sk->sk_user_data;
-	if (conn)
-		conn_queue(conn);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
@@ -520,9 +510,9 @@ static void conn_sock_setup(struct http_conn *conn)
 	conn->write_space = sk->sk_write_space;
 	conn->state_change = sk->sk_state_change;
 	sk->sk_user_data = conn;
-	sk->sk_data_ready = conn_data_ready;
+	sk->sk_data_ready = conn_wake;
 	sk->sk_write_space = conn_write_space;
-	sk->sk_state_change = conn_state_change;
+	sk->sk_state_change = conn_wake;
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
