@@ -29,6 +29,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib/guest.sh"
 # shellcheck source=selftests/lib/runner.sh
 . "$HERE/lib/runner.sh"
+# shellcheck source=selftests/lib/health.sh
+. "$HERE/lib/health.sh"
 
 if ! kvod_in_guest; then
 	echo "run_guest.sh: refusing to run outside a tools/vm-run guest; use tools/run-tests" >&2
@@ -60,6 +62,62 @@ unload_leftovers() {
 before_test() {
 	unload_leftovers "before $1"
 }
+
+# After each program, look at what the kernel said during it: a line of
+# HEALTH_PATTERNS in the new part of the kernel log fails the program, and
+# so does a new kmemleak report where the kernel has kmemleak (the debug
+# kernel: Documentation/testing.rst). kmemleak forgets boot-time objects
+# first; its reports are never cleared, so tools/vm-run's final scan sees
+# them again and fails the whole run too.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+LOG_SEEN=0
+LEAKS_SEEN=0
+
+kernel_log_lines() {
+	dmesg 2>/dev/null | wc -l
+}
+
+# kmemleak_count: unreferenced objects kmemleak reports after two scans
+# (an object must be seen unreferenced twice, past its minimum age).
+kmemleak_count() {
+	echo scan >"$KMEMLEAK" 2>/dev/null || return 0
+	sleep 1
+	echo scan >"$KMEMLEAK" 2>/dev/null || return 0
+	grep -c '^unreferenced object' "$KMEMLEAK" || true
+}
+
+# shellcheck disable=SC2317 # run_suite calls it
+health_after() {
+	local name=$1 lines bad leaks rc=0
+
+	lines=$(kernel_log_lines)
+	bad=$(dmesg 2>/dev/null | tail -n "+$((LOG_SEEN + 1))" |
+		grep -E -- "$(health_regex)" | head -n 20 || true)
+	LOG_SEEN=$lines
+	if [ -n "$bad" ]; then
+		printf '# kernel: %s\n' "${bad//$'\n'/$'\n'# kernel: }"
+		echo "kernel report during $name: ${bad%%$'\n'*}"
+		rc=1
+	fi
+	if [ -w "$KMEMLEAK" ]; then
+		leaks=$(kmemleak_count)
+		if ((leaks > LEAKS_SEEN)); then
+			grep -A12 '^unreferenced object' "$KMEMLEAK" | head -n 40 |
+				sed 's/^/# kmemleak: /'
+			echo "kmemleak: $((leaks - LEAKS_SEEN)) new unreferenced object(s) after $name"
+			LEAKS_SEEN=$leaks
+			rc=1
+		fi
+	fi
+	return "$rc"
+}
+
+if [ -w "$KMEMLEAK" ]; then
+	kmemleak_count >/dev/null
+	echo clear >"$KMEMLEAK"
+fi
+LOG_SEEN=$(kernel_log_lines)
+RUN_SUITE_AFTER=health_after
 
 # The programs to run, in order.
 tests=()

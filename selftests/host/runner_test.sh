@@ -50,7 +50,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 15
+ktap_plan 18
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -109,6 +109,23 @@ printf 'TAP version 13\n1..1\n# selftests: t: a.sh\n  ok 1 x\nok 1 selftests: t:
 rc=0
 "$REPO/tools/run-tests" --count "$TMP/ok.log" >/dev/null || rc=$?
 check_eq "counting exits 0 when all passed" 0 "$rc"
+
+# An after-hook that finds a problem fails a program that passed, and
+# says why; one that finds none leaves the result alone. The failed
+# program's passing leaves still count, and it adds one failure.
+# shellcheck disable=SC2317 # run_suite calls it
+after_hook() {
+	echo "# looked after $1"
+	[ "$1" != pass.sh ] || { echo "kernel report during $1"; return 1; }
+}
+out=$(RUN_SUITE_AFTER=after_hook run_suite t "" "$T/pass.sh" "$T/skip.sh") || true
+check_eq "an after-hook's failure fails the program" \
+	"not ok 1 selftests: t: pass.sh # after: kernel report during pass.sh|ok 2 selftests: t: skip.sh # SKIP" \
+	"$(grep -E '^(not )?ok ' <<<"$out" | paste -sd'|')"
+check_eq "an after-hook's comments reach the log" 2 "$(grep -c '^# looked after' <<<"$out")"
+count=$("$REPO/tools/run-tests" --count <(printf '%s\n' "$out")) || true
+check_eq "a program failed by its after-hook counts once" "1 passed, 1 failed, 2 skipped" \
+	"$(tail -n1 <<<"$count")"
 
 rc=0
 out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?

@@ -14,7 +14,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 cd "$REPO"
 files=(tools/vm-run tools/run-tests tools/demo tools/demo-guest.sh .ci/run
 	selftests/run_guest.sh selftests/lib/ktap.sh selftests/lib/guest.sh
-	selftests/lib/runner.sh selftests/host/vm_health_test.sh
+	selftests/lib/runner.sh selftests/lib/health.sh tools/debug-kernel
+	selftests/host/vm_health_test.sh
 	selftests/host/runner_test.sh selftests/host/ktap_lib_test.sh
 	selftests/host/shellcheck.sh)
 

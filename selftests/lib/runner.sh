@@ -47,10 +47,15 @@ test_timeout() {
 }
 
 # run_suite SUITE HOOK PATH...: run the programs in order; call HOOK NAME
-# (a function, or "" for none) before each. Returns 0 if all passed or
-# skipped, 1 otherwise.
+# (a function, or "" for none) before each. If RUN_SUITE_AFTER names a
+# function, it is called as RUN_SUITE_AFTER NAME after each program has
+# run; a non-zero return fails that program (a passed or skipped one is
+# reported "not ok ... # after: ...", with the hook's last line of
+# output), so that a kernel report found after a program is charged to
+# it. Returns 0 if all passed or skipped, 1 otherwise.
 run_suite() {
 	local suite=$1 hook=$2 n=0 failed=0 path name t rc start elapsed log
+	local after=
 	local logdir=
 	local -a cmd
 
@@ -98,6 +103,17 @@ run_suite() {
 		echo "# $name: exit $rc after $elapsed s"
 		if [ "$rc" = 137 ] && [ "$elapsed" -ge "$t" ]; then
 			rc=124
+		fi
+		if [ -n "${RUN_SUITE_AFTER:-}" ] &&
+			! after=$("$RUN_SUITE_AFTER" "$name"); then
+			printf '%s\n' "$after"
+			if [ "$rc" = 0 ] || [ "$rc" = 4 ]; then
+				echo "not ok $n selftests: $suite: $name # after: ${after##*$'\n'}"
+				failed=1
+				continue
+			fi
+		elif [ -n "${after:-}" ]; then
+			printf '%s\n' "$after"
 		fi
 		case $rc in
 		0) echo "ok $n selftests: $suite: $name" ;;
