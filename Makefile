@@ -5,6 +5,10 @@
 #   make              build kmod/*.ko against KDIR, and the tools
 #   make check        sparse (C=2) and checkpatch --strict, fail on any finding
 #   make test         boot the Debian 6.12 kernel in QEMU and run selftests/
+#   make debug-kernel build the debug kernel once (tools/debug-kernel)
+#   make test-debug   the whole suite on the debug kernel (KASAN, lockdep,
+#                     kmemleak, UBSAN, fault injection), modules built
+#                     against it in build/debug
 #   make demo         build, boot a guest, register and list a sample movie
 #   make install      install the modules and tools on this machine
 #   make bench        run the benchmarks (see Documentation/benchmarks.rst)
@@ -20,7 +24,8 @@ export KVER KDIR KSRC
 SETUP := tools/setup.sh
 
 .PHONY: all modules tools selftests check sparse checkpatch test demo \
-	install dkms-install bench clean setup
+	install dkms-install bench clean setup debug-kernel debug-modules \
+	test-debug
 
 all: modules tools
 
@@ -54,6 +59,33 @@ test: setup
 	$(MAKE) all selftests
 	tools/run-tests
 
+# The debug tier (Documentation/testing.rst). The modules are built from
+# a copy of the sources in build/debug, so that the Debian build in kmod/
+# stays as it is.
+DEBUG_BUILD := $(CURDIR)/build/debug
+
+debug-kernel: setup
+	@tools/debug-kernel >/dev/null
+
+debug-modules: debug-kernel
+	rm -rf $(DEBUG_BUILD)
+	mkdir -p $(DEBUG_BUILD)/kmod
+	cp Kbuild $(DEBUG_BUILD)/
+	cp -r uapi $(DEBUG_BUILD)/
+	cp kmod/Kbuild kmod/*.c kmod/*.h $(DEBUG_BUILD)/kmod/
+	$(MAKE) -C $$(tools/debug-kernel --print) M=$(DEBUG_BUILD) W=1 modules
+
+test-debug: setup
+	$(MAKE) tools selftests debug-modules
+	KVOD_KERNEL=$$(tools/debug-kernel --print) \
+	KVOD_KMOD_DIR=$(DEBUG_BUILD)/kmod \
+	KVOD_DEBUG_KERNEL=1 \
+	KVOD_TIMEOUT_SCALE=$${KVOD_TIMEOUT_SCALE:-4} \
+	KVOD_BOOT_TIMEOUT=$${KVOD_BOOT_TIMEOUT:-900} \
+	KVOD_VM_TIMEOUT=$${KVOD_VM_TIMEOUT:-14400} \
+	KVOD_RESULTS=$${KVOD_RESULTS:-$(CURDIR)/results/debug} \
+	tools/run-tests
+
 demo: setup
 	$(MAKE) all
 	tools/demo
@@ -71,4 +103,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C selftests clean
-	rm -f .sparse.log
+	rm -rf .sparse.log build

@@ -50,7 +50,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 18
+ktap_plan 19
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -78,6 +78,7 @@ export KVOD_TIMEOUT_slow_sh=7
 check_eq "KVOD_TIMEOUT_<name> overrides the comment" 7 "$(test_timeout "$T/slow.sh")"
 unset KVOD_TIMEOUT_slow_sh
 check_eq "default timeout" 300 "$(KVOD_TEST_TIMEOUT='' test_timeout "$T/plain_test")"
+check_eq "KVOD_TIMEOUT_SCALE multiplies" 4 "$(KVOD_TIMEOUT_SCALE=4 test_timeout "$T/slow.sh")"
 
 # Counting: pass.sh 1 pass 1 skip; fail.sh 1 pass 1 fail; skip.sh 1 skip;
 # crash.sh 1 pass + 1 for dying; slow.sh, noexec_test, missing.sh 1 fail

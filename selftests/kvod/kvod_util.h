@@ -188,6 +188,10 @@ static inline void kvod_ko_path(char *buf, size_t len)
 		snprintf(buf, len, "%s", getenv("KVOD_KO"));
 		return;
 	}
+	if (getenv("KVOD_KMOD_DIR")) {
+		snprintf(buf, len, "%s/kvod.ko", getenv("KVOD_KMOD_DIR"));
+		return;
+	}
 	if (getenv("KVOD_REPO")) {
 		snprintf(buf, len, "%s/kmod/kvod.ko", getenv("KVOD_REPO"));
 		return;

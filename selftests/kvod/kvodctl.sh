@@ -24,7 +24,7 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 REPO=$KVOD_REPO
 KVODCTL=${KVODCTL:-$REPO/tools/kvodctl}
 # $KVOD_KO: another build of the module to test (as for catalog_test).
-KO=${KVOD_KO:-$REPO/kmod/kvod.ko}
+KO=${KVOD_KO:-${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko}
 HELPER=$HERE/kvod_helper
 
 # The device must be the real one.

@@ -27,7 +27,7 @@ tsock_require_tools() {
 	local f
 
 	for f in "$TXSEND" "$TXRECV" "$TC_LIB_DIR/q_tsock.so" \
-		 "$KVOD_REPO/kmod/sch_tsock.ko"; do
+		 "${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/sch_tsock.ko"; do
 		[ -e "$f" ] || ktap_bail_out "$f missing: run make all selftests"
 	done
 }

@@ -35,7 +35,7 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/../lib/ktap.sh"
 REPO=$KVOD_REPO
 # $KVOD_KO: another build of the module to test (as for catalog_test).
-KO=${KVOD_KO:-$REPO/kmod/kvod.ko}
+KO=${KVOD_KO:-${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko}
 HELPER=$HERE/kvod_helper
 
 MIB=$((1024 * 1024))

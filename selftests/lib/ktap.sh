@@ -163,7 +163,9 @@ wait_for() {
 	done
 }
 
-# kmod_load NAME [PARAMS...]: insmod $KVOD_REPO/kmod/NAME.ko.
+# kmod_load NAME [PARAMS...]: insmod NAME.ko from $KVOD_KMOD_DIR (where
+# make test-debug builds the modules for the debug kernel), else from
+# $KVOD_REPO/kmod.
 kmod_load() {
 	local name=$1
 
@@ -171,7 +173,7 @@ kmod_load() {
 	kvod_in_guest ||
 		ktap_bail_out "refusing to insmod $name outside a tools/vm-run guest"
 	[ "$name" != kvod ] || modprobe -q -a ib_core rdma_cm
-	insmod "$KVOD_REPO/kmod/$name.ko" "$@" &&
+	insmod "${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/$name.ko" "$@" &&
 		wait_for 5 test -d "/sys/module/$name"
 }
 

@@ -16,7 +16,9 @@
 # in its own directory with stdin from /dev/null, and gets a timeout:
 # the first of $KVOD_TIMEOUT_<NAME> (NAME with every character other than
 # a letter, digit or _ turned into _), a "# timeout: N" line in the
-# comment block at the top of a shell test, $KVOD_TEST_TIMEOUT, 300 s.
+# comment block at the top of a shell test, $KVOD_TEST_TIMEOUT, 300 s;
+# then multiplied by $KVOD_TIMEOUT_SCALE (default 1; the debug kernel is
+# several times slower).
 # Exit status 4 means skipped.
 #
 # With KVOD_RESULTS set, each program's unindented output is also saved
@@ -24,6 +26,10 @@
 
 # test_timeout PATH: the timeout in seconds for test program PATH.
 test_timeout() {
+	echo $(($(base_timeout "$1") * ${KVOD_TIMEOUT_SCALE:-1}))
+}
+
+base_timeout() {
 	local path=$1 name var t
 
 	name=$(basename "$path")
