@@ -21,7 +21,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 11
+ktap_plan 13
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|ok 2 b # SKIP why|# Totals: pass:1 fail:0 skip:1 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -45,5 +45,7 @@ check_eq "kvod_load refuses outside the guest" \
 check_eq "kvod_require_guest skips outside the guest" \
 	"1..0 # SKIP not inside a tools/vm-run guest; refusing to load modules here rc=4" \
 	"$(child 'kvod_require_guest; echo still here')"
+check_eq "time_limit as is by default" 5 "$(env -u KVOD_TIMEOUT_SCALE bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"
+check_eq "time_limit stretched by KVOD_TIMEOUT_SCALE" 20 "$(KVOD_TIMEOUT_SCALE=4 bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"
 
 ktap_finish

@@ -150,6 +150,12 @@ check_errno() {
 	fi
 }
 
+# time_limit SECONDS: a limit for a timed assertion, stretched by
+# $KVOD_TIMEOUT_SCALE on slow kernels (make test-debug sets it to 4).
+time_limit() {
+	echo $(($1 * ${KVOD_TIMEOUT_SCALE:-1}))
+}
+
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for() {
 	local deadline=$((SECONDS + $1))
