@@ -6,10 +6,15 @@
  *
  * The movie is covered by as few fast-registration MRs as the device
  * allows: runs of 2 MiB chunks use 2 MiB MR pages (rxe maps up to 512 pages
- * per MR, so 1 GiB per MR), everything else uses 4 KiB pages. Each MR's
- * iova is set to the movie offset of its first byte, so the addresses a
- * client sees are movie offsets, never kernel or DMA addresses. The last
- * MR ends exactly at the movie's last byte.
+ * per MR, so 1 GiB per MR), everything else uses 4 KiB pages. An MR's
+ * first byte is at the start of its first MR page, so its iova must be
+ * aligned to its page size: it is the movie offset of its first byte
+ * rounded down to that size. That is the offset itself except for a run
+ * of 2 MiB chunks that follows a chunk which fell back to a smaller order
+ * (the run then starts at an offset that is not 2 MiB-aligned). Either
+ * way the addresses a client sees are derived from movie offsets, never
+ * kernel or DMA addresses. The last MR ends exactly at the movie's last
+ * byte.
  *
  * Because every connection has its own PD, an rkey is only good on the QP
  * it was handed to; release deregisters every MR, which invalidates the
@@ -108,14 +113,20 @@ static int seg_fill_sg(struct kvod_rdma_seg *seg, const struct kvod_movie *movie
 
 /*
  * DMA-map a filled scatterlist and register it in a fresh MR of the
- * connection's PD with @psize pages, at iova @iova.
+ * connection's PD with @psize pages, at iova @iova. The first byte is at
+ * the start of an MR page, so @iova must be a multiple of @psize: the
+ * device finds a byte's page from its iova's high bits and the offset in
+ * that page from the low ones.
  */
 static int seg_register(struct kvod_rdma_conn *conn, struct kvod_rdma_seg *seg,
 			u32 psize, u64 iova)
 {
 	struct ib_device *dev = conn->dev;
-	u32 pages = DIV_ROUND_UP(seg->length + (iova & (psize - 1)), psize);
+	u32 pages = DIV_ROUND_UP(seg->length, psize);
 	int n;
+
+	if (WARN_ON_ONCE(iova & (psize - 1)))
+		return -EINVAL;
 
 	seg->mapped = ib_dma_map_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents,
 				    DMA_TO_DEVICE);
@@ -175,7 +186,7 @@ static int conn_map_movie(struct kvod_rdma_conn *conn)
 		ret = seg_fill_sg(seg, movie);
 		if (ret)
 			return ret;
-		ret = seg_register(conn, seg, psize, off);
+		ret = seg_register(conn, seg, psize, round_down(off, psize));
 		if (ret)
 			return ret;
 		off += seg->length;
