@@ -307,6 +307,7 @@ enum kvod_rdma_status {
 	KVOD_RDMA_BAD_VERSION	= 3,	/* reply's version is the server's */
 	KVOD_RDMA_BAD_REQUEST	= 4,	/* malformed private data */
 	KVOD_RDMA_NO_RESOURCES	= 5,	/* the server ran out of memory/queues */
+	KVOD_RDMA_ADDR_BUSY	= 6,	/* per-address connection limit reached */
 };
 
 /**
