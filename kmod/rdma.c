@@ -10,6 +10,12 @@
  * the address yet, the listener waits, and the ib_client's add() callback
  * retries the bind when a device appears.
  *
+ * RDMA listeners exist only in the initial network namespace, as for every
+ * in-kernel rdma_cm server (nvmet-rdma, isert, srpt, ksmbd, rds): an
+ * rdma_cm id holds a reference on its namespace, so a listener elsewhere
+ * would keep its namespace alive and could never be stopped by the
+ * namespace's death.
+ *
  * The event handler only does what must happen there and is cheap: a
  * connect request is parsed, its movie looked up, and the connection
  * admitted against the limits (rdma_max_conns per listener,
@@ -419,6 +425,8 @@ static int kvod_rdma_start(struct kvod_listener *l)
 	struct kvod_rdma_listener *rl;
 	int ret;
 
+	if (!net_eq(l->net, &init_net))
+		return -EOPNOTSUPP;	/* see the top of this file */
 	if (!addr_is_any(&l->addr) && !addr_is_local(l->net, &l->addr))
 		return -EADDRNOTAVAIL;
 

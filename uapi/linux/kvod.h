@@ -202,7 +202,8 @@ struct kvod_sockaddr {
  * Errors: EINVAL (bad proto, family, port or address), EADDRINUSE (a
  * listener of that proto on that address exists, or the port is taken),
  * EADDRNOTAVAIL (no such local address), ENOENT (UNLISTEN: no such
- * listener), EPROTONOSUPPORT (the protocol is not built in), EPERM.
+ * listener), EPROTONOSUPPORT (the protocol is not built in),
+ * EOPNOTSUPP (RDMA outside the initial network namespace), EPERM.
  */
 struct kvod_listen {
 	__u32 size;
