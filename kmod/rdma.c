@@ -10,11 +10,23 @@
  * the address yet, the listener waits, and the ib_client's add() callback
  * retries the bind when a device appears.
  *
- * Connect requests are parsed, looked up and accepted in the event handler
- * (rdma_cm calls it in process context); see rdma_conn.c for what a
- * connection holds. Device removal closes the device's connections from
- * the ib_client's remove() and waits for them, before rdma_cm tears down
- * its own state for the device.
+ * RDMA listeners exist only in the initial network namespace, as for every
+ * in-kernel rdma_cm server (nvmet-rdma, isert, srpt, ksmbd, rds): an
+ * rdma_cm id holds a reference on its namespace, so a listener elsewhere
+ * would keep its namespace alive and could never be stopped by the
+ * namespace's death.
+ *
+ * The event handler only does what must happen there and is cheap: a
+ * connect request is parsed, its movie looked up, and the connection
+ * admitted against the limits (rdma_max_conns per listener,
+ * rdma_max_conns_per_addr per client address and listener) or rejected
+ * with a status. Mapping the movie, registering it and accepting happen
+ * in the connection's setup_work on kvod's own workqueue (rdma_conn.c).
+ *
+ * Device removal: kvod's ib_client was registered after rdma_cm's, so its
+ * remove() runs first. It stops admitting on the device, closes the
+ * device's connections and waits for them, and destroys a listening id
+ * bound to the device, before rdma_cm tears down its own state for it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,19 +40,28 @@
 static unsigned int rdma_max_conns = 1024;
 module_param(rdma_max_conns, uint, 0644);
 MODULE_PARM_DESC(rdma_max_conns,
-		 "Connections per RDMA listener before connects are rejected as busy");
+		 "RDMA connections per listener, 0 for no limit; more are rejected as busy (default 1024)");
 
-struct workqueue_struct *kvod_rdma_wq;
+static unsigned int rdma_max_conns_per_addr = 64;
+module_param(rdma_max_conns_per_addr, uint, 0644);
+MODULE_PARM_DESC(rdma_max_conns_per_addr,
+		 "RDMA connections per client address and listener, 0 for no limit; more are rejected (default 64)");
+
+struct workqueue_struct *kvod_rdma_wq;		/* releases, rebinds */
+/*
+ * Connection setups (mapping and registering a movie) run here, at most
+ * KVOD_RDMA_SETUPS at once; the others wait their turn, each holding its
+ * connection slot, so the queue is bounded by the connection limits.
+ */
+static struct workqueue_struct *kvod_rdma_setup_wq;
+#define KVOD_RDMA_SETUPS	4
 
 /* Every RDMA listener, for device add/remove; under kvod_rdma_lock. */
 static LIST_HEAD(kvod_rdma_listeners);
 static DEFINE_MUTEX(kvod_rdma_lock);
 static atomic_t kvod_rdma_devices = ATOMIC_INIT(0);
 
-struct kvod_rdma_lnode {
-	struct list_head node;
-	struct kvod_rdma_listener *rl;
-};
+static struct ib_client kvod_rdma_client;	/* defined at the bottom */
 
 static bool addr_is_any(const struct sockaddr_storage *ss)
 {
@@ -72,14 +93,55 @@ static bool addr_is_local(struct net *net, const struct sockaddr_storage *ss)
 #endif
 }
 
+/* The client address without its port, for the per-address limit. */
+static bool peer_eq(const struct sockaddr_storage *a,
+		    const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				       &((const struct sockaddr_in6 *)b)->sin6_addr);
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+	       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+static u32 peer_hash(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ipv6_addr_hash(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return (__force u32)((const struct sockaddr_in *)ss)->sin_addr.s_addr;
+}
+
 static void listener_set_devices(struct kvod_rdma_listener *rl, s64 n)
 {
 	atomic64_set(&rl->l->counters[KVOD_LC_DEVICES], n);
 }
 
-/* Reject a connect request; the caller returns non-zero to destroy @id. */
-static int conn_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
-		       u8 status)
+/**
+ * kvod_rdma_status() - the wire status for a failed connection setup
+ * @err: negative errno
+ *
+ * Return: enum kvod_rdma_status.
+ */
+u8 kvod_rdma_status(int err)
+{
+	switch (err) {
+	case -EBUSY:
+		return KVOD_RDMA_BUSY;
+	default:
+		return KVOD_RDMA_NO_RESOURCES;
+	}
+}
+
+/**
+ * kvod_rdma_reject() - reject a connect request with a status, and count it
+ * @rl: the listener it came in on
+ * @id: the request's id; in its handler or under rdma_lock_handler()
+ * @status: enum kvod_rdma_status, not KVOD_RDMA_OK
+ */
+void kvod_rdma_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
+		      u8 status)
 {
 	static const enum kvod_listener_counter why[] = {
 		[KVOD_RDMA_NOT_FOUND] = KVOD_LC_REJ_NOT_FOUND,
@@ -87,6 +149,7 @@ static int conn_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
 		[KVOD_RDMA_BAD_VERSION] = KVOD_LC_REJ_VERSION,
 		[KVOD_RDMA_BAD_REQUEST] = KVOD_LC_REJ_BAD_REQUEST,
 		[KVOD_RDMA_NO_RESOURCES] = KVOD_LC_REFUSED,
+		[KVOD_RDMA_ADDR_BUSY] = KVOD_LC_REJ_BUSY,
 	};
 	struct kvod_rdma_reply reply = {
 		.magic = cpu_to_be32(KVOD_RDMA_MAGIC),
@@ -96,6 +159,13 @@ static int conn_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
 
 	kvod_lc_inc(rl->l, why[status]);
 	rdma_reject(id, &reply, sizeof(reply), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/* Reject from the CONNECT_REQUEST handler: non-zero makes rdma_cm destroy @id. */
+static int conn_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
+		       u8 status)
+{
+	kvod_rdma_reject(rl, id, status);
 	return -ECONNREFUSED;
 }
 
@@ -124,58 +194,72 @@ static u8 parse_request(const struct rdma_conn_param *p,
 	return kvod_name_valid(name) ? KVOD_RDMA_OK : KVOD_RDMA_BAD_REQUEST;
 }
 
-/* Take a connection slot unless the listener is stopping or full. */
-static u8 slot_get(struct kvod_rdma_listener *rl)
+/* Whether kvod serves on @dev: from add() until remove() starts. */
+static bool device_serving(struct ib_device *dev)
 {
+	return ib_get_client_data(dev, &kvod_rdma_client);
+}
+
+/*
+ * Count @conn against the limits and, if it fits, link it and queue its
+ * setup. Under rl->lock, so that close_conns() either sees the connection
+ * with its setup queued (and release_work waits for that) or the
+ * connection sees the listener stopping or its device going away.
+ */
+static u8 conn_admit(struct kvod_rdma_listener *rl, struct kvod_rdma_conn *conn)
+{
+	unsigned int max_conns = READ_ONCE(rdma_max_conns);
+	unsigned int max_per_addr = READ_ONCE(rdma_max_conns_per_addr);
+	u32 hash = peer_hash(&conn->peer);
+	struct kvod_rdma_conn *other;
+	unsigned int same = 0;
 	u8 status = KVOD_RDMA_OK;
 
 	spin_lock_bh(&rl->lock);
-	if (rl->stopping || rl->nr_conns >= READ_ONCE(rdma_max_conns))
+	if (rl->stopping || !device_serving(conn->dev) ||
+	    (max_conns && rl->nr_conns >= max_conns)) {
 		status = KVOD_RDMA_BUSY;
-	else
-		rl->nr_conns++;
+		goto out;
+	}
+	if (max_per_addr) {
+		hash_for_each_possible(rl->peers, other, peer_node, hash) {
+			if (peer_eq(&other->peer, &conn->peer) &&
+			    ++same >= max_per_addr) {
+				status = KVOD_RDMA_ADDR_BUSY;
+				goto out;
+			}
+		}
+	}
+	list_add_tail(&conn->node, &rl->conns);
+	hash_add(rl->peers, &conn->peer_node, hash);
+	rl->nr_conns++;
+	conn->id->context = &conn->ctx;
+	queue_work(kvod_rdma_setup_wq, &conn->setup_work);
+out:
 	spin_unlock_bh(&rl->lock);
 	return status;
 }
 
-static void slot_put(struct kvod_rdma_listener *rl)
-{
-	spin_lock_bh(&rl->lock);
-	if (!--rl->nr_conns)
-		wake_up(&rl->drained);
-	spin_unlock_bh(&rl->lock);
-}
-
-/* Link an accepted connection, or close it at once if we are stopping. */
-static void conn_link(struct kvod_rdma_conn *conn)
-{
-	struct kvod_rdma_listener *rl = conn->rl;
-	bool stopping;
-
-	spin_lock_bh(&rl->lock);
-	list_add_tail(&conn->node, &rl->conns);
-	stopping = rl->stopping;
-	spin_unlock_bh(&rl->lock);
-
-	kvod_lc_inc(rl->l, KVOD_LC_ACCEPTED);
-	kvod_lc_inc(rl->l, KVOD_LC_ACTIVE);
-	if (stopping)
-		kvod_rdma_conn_close(conn);
-}
-
 /**
  * kvod_rdma_conn_unlink() - the last step of a connection's release
- * @conn: a linked connection, about to be freed
+ * @conn: an admitted connection, about to be freed
+ *
+ * A stopper waits for the count to reach zero and then frees the listener:
+ * its completion is the last thing this touches (complete() is safe
+ * against the waiter freeing it as soon as wait_for_completion() returns).
  */
 void kvod_rdma_conn_unlink(struct kvod_rdma_conn *conn)
 {
 	struct kvod_rdma_listener *rl = conn->rl;
+	bool last;
 
 	spin_lock_bh(&rl->lock);
 	list_del_init(&conn->node);
+	hash_del(&conn->peer_node);
+	last = !--rl->nr_conns && rl->stopping;
 	spin_unlock_bh(&rl->lock);
-	kvod_lc_dec(rl->l, KVOD_LC_ACTIVE);
-	slot_put(rl);
+	if (last)
+		complete(&rl->drained);
 }
 
 static int on_connect_request(struct kvod_rdma_listener *rl,
@@ -186,7 +270,6 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	struct kvod_rdma_conn *conn;
 	struct kvod_movie *movie;
 	u8 status;
-	int ret;
 
 	status = parse_request(&ev->param.conn, name);
 	if (status)
@@ -194,35 +277,24 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	movie = kvod_movie_get(name);
 	if (!movie)
 		return conn_reject(rl, id, KVOD_RDMA_NOT_FOUND);
-	status = slot_get(rl);
+	conn = kvod_rdma_conn_create(rl, id, &ev->param.conn, movie);
+	if (IS_ERR(conn))
+		return conn_reject(rl, id, kvod_rdma_status(PTR_ERR(conn)));
+	status = conn_admit(rl, conn);
 	if (status) {
-		kvod_movie_put(movie);
+		kvod_rdma_conn_free(conn);
 		return conn_reject(rl, id, status);
 	}
-
-	conn = kvod_rdma_conn_create(rl, id, movie, &status);
-	if (!conn) {
-		slot_put(rl);
-		return conn_reject(rl, id, status);
-	}
-	ret = kvod_rdma_conn_accept(conn, &ev->param.conn);
-	if (ret) {
-		pr_warn_ratelimited("conn %pISpc: accept failed: %d\n",
-				    &id->route.addr.dst_addr, ret);
-		kvod_rdma_conn_destroy(conn);
-		slot_put(rl);
-		kvod_lc_inc(rl->l, KVOD_LC_REFUSED);
-		return ret;
-	}
-	conn_link(conn);
-	return 0;
+	return 0;	/* setup_work answers */
 }
 
-static int conn_event(struct kvod_rdma_conn *conn, struct rdma_cm_id *id,
+static int conn_event(struct kvod_rdma_conn *conn,
 		      const struct rdma_cm_event *ev)
 {
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
+		if (test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
+			break;
 		if (kvod_rdma_conn_established(conn))
 			kvod_rdma_conn_close(conn);
 		break;
@@ -240,42 +312,52 @@ static int conn_event(struct kvod_rdma_conn *conn, struct rdma_cm_id *id,
 	return 0;	/* release_work destroys the id */
 }
 
-/* The listening id's device is going away: let rdma_cm destroy the id. */
+/*
+ * The listening id's device is going away. remove() normally got there
+ * first; if not, take the id out and let rdma_cm destroy it. Nothing may
+ * touch @rl after the cmpxchg: a stopper that finds rl->id NULL does not
+ * wait for this handler.
+ */
 static int listener_device_removal(struct kvod_rdma_listener *rl,
 				   struct rdma_cm_id *id)
 {
-	int ret = 0;
+	if (READ_ONCE(rl->id) != id)
+		return 0;
+	listener_set_devices(rl, 0);
+	return cmpxchg(&rl->id, id, NULL) == id;
+}
 
-	mutex_lock(&rl->id_lock);
-	if (rl->id == id) {
-		rl->id = NULL;
-		rl->waiting = true;
-		listener_set_devices(rl, 0);
-		ret = 1;
+static int listener_event(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
+			  struct rdma_cm_event *ev)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		/* @id is the request's child id, still with our context. */
+		return on_connect_request(rl, id, ev);
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		return listener_device_removal(rl, id);
+	default:
+		return 0;
 	}
-	mutex_unlock(&rl->id_lock);
-	if (ret)
-		pr_info("rdma listener on %pISpc: device removed, waiting\n",
-			&rl->l->addr);
-	return ret;
 }
 
 static int kvod_rdma_cm_handler(struct rdma_cm_id *id,
 				struct rdma_cm_event *ev)
 {
-	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return on_connect_request(id->context, id, ev);
-	/* Connection ids have a QP whose context is the connection. */
-	if (id->qp)
-		return conn_event(id->qp->qp_context, id, ev);
-	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-		return listener_device_removal(id->context, id);
-	return 0;
+	struct kvod_rdma_ctx *ctx = id->context;
+
+	if (ctx->kind == KVOD_RDMA_CTX_CONN)
+		return conn_event(container_of(ctx, struct kvod_rdma_conn, ctx),
+				  ev);
+	return listener_event(container_of(ctx, struct kvod_rdma_listener,
+					   ctx), id, ev);
 }
 
 /*
- * Create and bind the listening id. Returns -ENODEV if the address is
- * local but no RDMA device serves it (yet).
+ * Create, bind and publish the listening id. Returns -ENODEV if the
+ * address is local but no RDMA device serves it (yet). Under id_lock,
+ * which no event handler takes, so destroying the id here cannot wait
+ * for a handler that waits for us.
  */
 static int listener_bind(struct kvod_rdma_listener *rl)
 {
@@ -284,8 +366,8 @@ static int listener_bind(struct kvod_rdma_listener *rl)
 	int ret;
 
 	lockdep_assert_held(&rl->id_lock);
-	id = rdma_create_id(l->net, kvod_rdma_cm_handler, rl, RDMA_PS_TCP,
-			    IB_QPT_RC);
+	id = rdma_create_id(l->net, kvod_rdma_cm_handler, &rl->ctx,
+			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	if (l->addr.ss_family == AF_INET6) {
@@ -299,10 +381,9 @@ static int listener_bind(struct kvod_rdma_listener *rl)
 	ret = rdma_listen(id, 128);
 	if (ret)
 		goto err;
-	rl->id = id;
-	rl->waiting = false;
 	listener_set_devices(rl, addr_is_any(&l->addr) ?
 			     atomic_read(&kvod_rdma_devices) : 1);
+	WRITE_ONCE(rl->id, id);
 	return 0;
 err:
 	rdma_destroy_id(id);
@@ -315,64 +396,82 @@ static void listener_retry_work(struct work_struct *work)
 		container_of(work, struct kvod_rdma_listener, retry_work);
 
 	mutex_lock(&rl->id_lock);
-	if (rl->waiting && !rl->stopping && !listener_bind(rl))
+	if (!rl->stopping && !rl->id && !listener_bind(rl))
 		pr_info("rdma listener on %pISpc: bound to a new device\n",
 			&rl->l->addr);
+	mutex_unlock(&rl->id_lock);
+}
+
+/* A specific-address listener bound to @dev lets go of it and waits. */
+static void listener_unbind_dev(struct kvod_rdma_listener *rl,
+				struct ib_device *dev)
+{
+	struct rdma_cm_id *id = NULL;
+
+	mutex_lock(&rl->id_lock);
+	if (rl->id && rl->id->device == dev)
+		id = xchg(&rl->id, NULL);
+	if (id) {
+		listener_set_devices(rl, 0);
+		rdma_destroy_id(id);
+		pr_info("rdma listener on %pISpc: device removed, waiting\n",
+			&rl->l->addr);
+	}
 	mutex_unlock(&rl->id_lock);
 }
 
 static int kvod_rdma_start(struct kvod_listener *l)
 {
 	struct kvod_rdma_listener *rl;
-	struct kvod_rdma_lnode *ln;
 	int ret;
 
+	if (!net_eq(l->net, &init_net))
+		return -EOPNOTSUPP;	/* see the top of this file */
 	if (!addr_is_any(&l->addr) && !addr_is_local(l->net, &l->addr))
 		return -EADDRNOTAVAIL;
 
 	rl = kzalloc(sizeof(*rl), GFP_KERNEL);
-	ln = kzalloc(sizeof(*ln), GFP_KERNEL);
-	if (!rl || !ln) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
+	if (!rl)
+		return -ENOMEM;
+	rl->ctx.kind = KVOD_RDMA_CTX_LISTENER;
 	rl->l = l;
 	mutex_init(&rl->id_lock);
 	spin_lock_init(&rl->lock);
 	INIT_LIST_HEAD(&rl->conns);
-	init_waitqueue_head(&rl->drained);
+	hash_init(rl->peers);
+	init_completion(&rl->drained);
 	INIT_WORK(&rl->retry_work, listener_retry_work);
+
+	/* On kvod_rdma_listeners first, so that add() can retry the bind. */
+	mutex_lock(&kvod_rdma_lock);
+	list_add_tail(&rl->node, &kvod_rdma_listeners);
+	mutex_unlock(&kvod_rdma_lock);
 
 	mutex_lock(&rl->id_lock);
 	ret = listener_bind(rl);
-	if (ret == -ENODEV && !addr_is_any(&l->addr)) {
-		rl->waiting = true;	/* a device may bring the address */
-		ret = 0;
-	}
-	mutex_unlock(&rl->id_lock);
+	if (ret == -ENODEV && !addr_is_any(&l->addr))
+		ret = 0;	/* wait: a device may bring the address */
 	if (ret)
-		goto err_free;
-
-	ln->rl = rl;
-	l->priv = ln;
-	mutex_lock(&kvod_rdma_lock);
-	list_add_tail(&ln->node, &kvod_rdma_listeners);
-	mutex_unlock(&kvod_rdma_lock);
+		rl->stopping = true;	/* retry_work must not bind */
+	mutex_unlock(&rl->id_lock);
+	if (ret) {
+		mutex_lock(&kvod_rdma_lock);
+		list_del(&rl->node);
+		mutex_unlock(&kvod_rdma_lock);
+		cancel_work_sync(&rl->retry_work);
+		kfree(rl);
+		return ret;
+	}
+	l->priv = rl;
 	return 0;
-
-err_free:
-	kfree(ln);
-	kfree(rl);
-	return ret;
 }
 
+/* Close the connections on @dev, or all of them if @dev is NULL. */
 static void close_conns(struct kvod_rdma_listener *rl, struct ib_device *dev)
 {
 	struct kvod_rdma_conn *conn;
 
 	spin_lock_bh(&rl->lock);
-	if (!dev)
-		rl->stopping = true;
 	list_for_each_entry(conn, &rl->conns, node) {
 		if (!dev || conn->dev == dev)
 			kvod_rdma_conn_close(conn);
@@ -380,58 +479,77 @@ static void close_conns(struct kvod_rdma_listener *rl, struct ib_device *dev)
 	spin_unlock_bh(&rl->lock);
 }
 
+/*
+ * Teardown order: off the device list, no more binding, the listening id
+ * destroyed (no new connect request), every connection closed; then wait
+ * for the last release to complete rl->drained. Whether there is one to
+ * wait for is decided where stopping is set: from then on nothing is
+ * admitted, so the count only falls, and the release that takes it to
+ * zero is the one that completes.
+ */
 static void kvod_rdma_stop(struct kvod_listener *l)
 {
-	struct kvod_rdma_lnode *ln = l->priv;
-	struct kvod_rdma_listener *rl = ln->rl;
+	struct kvod_rdma_listener *rl = l->priv;
 	struct rdma_cm_id *id;
+	bool busy;
 
 	mutex_lock(&kvod_rdma_lock);
-	list_del(&ln->node);
+	list_del(&rl->node);
 	mutex_unlock(&kvod_rdma_lock);
 
 	mutex_lock(&rl->id_lock);
-	id = rl->id;
-	rl->id = NULL;
+	spin_lock_bh(&rl->lock);
 	rl->stopping = true;
+	busy = rl->nr_conns;
+	spin_unlock_bh(&rl->lock);
+	id = xchg(&rl->id, NULL);
 	mutex_unlock(&rl->id_lock);
 	cancel_work_sync(&rl->retry_work);
 	if (id)
-		rdma_destroy_id(id);	/* no new connect requests */
+		rdma_destroy_id(id);
 
 	close_conns(rl, NULL);
-	wait_event(rl->drained, !READ_ONCE(rl->nr_conns));
-	kfree(ln);
+	if (busy)
+		wait_for_completion(&rl->drained);
 	kfree(rl);
 }
 
 static int kvod_rdma_add_one(struct ib_device *dev)
 {
-	struct kvod_rdma_lnode *ln;
+	struct kvod_rdma_listener *rl;
 	int n = atomic_inc_return(&kvod_rdma_devices);
 
+	/* Any non-NULL value: kvod serves on @dev (device_serving()). */
+	ib_set_client_data(dev, &kvod_rdma_client, &kvod_rdma_client);
 	mutex_lock(&kvod_rdma_lock);
-	list_for_each_entry(ln, &kvod_rdma_listeners, node) {
-		if (addr_is_any(&ln->rl->l->addr))
-			listener_set_devices(ln->rl, n);
-		else if (READ_ONCE(ln->rl->waiting))
-			queue_work(kvod_rdma_wq, &ln->rl->retry_work);
+	list_for_each_entry(rl, &kvod_rdma_listeners, node) {
+		if (addr_is_any(&rl->l->addr))
+			listener_set_devices(rl, n);
+		else if (!READ_ONCE(rl->id))
+			queue_work(kvod_rdma_wq, &rl->retry_work);
 	}
 	mutex_unlock(&kvod_rdma_lock);
 	return 0;
 }
 
-/* Close every connection on @dev and wait, before rdma_cm lets it go. */
+/*
+ * Stop admitting on @dev, close its connections and wait for them, and
+ * unbind listeners bound to it, before rdma_cm lets it go. The handler
+ * takes no lock held here, so waiting for releases cannot deadlock.
+ */
 static void kvod_rdma_remove_one(struct ib_device *dev, void *client_data)
 {
-	struct kvod_rdma_lnode *ln;
+	struct kvod_rdma_listener *rl;
 	int n = atomic_dec_return(&kvod_rdma_devices);
 
+	ib_set_client_data(dev, &kvod_rdma_client, NULL);
 	mutex_lock(&kvod_rdma_lock);
-	list_for_each_entry(ln, &kvod_rdma_listeners, node) {
-		close_conns(ln->rl, dev);
-		if (addr_is_any(&ln->rl->l->addr))
-			listener_set_devices(ln->rl, n);
+	list_for_each_entry(rl, &kvod_rdma_listeners, node) {
+		close_conns(rl, dev);
+		if (addr_is_any(&rl->l->addr))
+			listener_set_devices(rl, n);
+		else
+			listener_unbind_dev(rl, dev);
 	}
 	mutex_unlock(&kvod_rdma_lock);
 	flush_workqueue(kvod_rdma_wq);
@@ -457,14 +575,24 @@ const struct kvod_proto_ops *kvod_rdma_ops(void)
 
 int kvod_rdma_init(void)
 {
-	int ret;
+	int ret = -ENOMEM;
 
 	kvod_rdma_wq = alloc_workqueue("kvod_rdma", WQ_UNBOUND, 0);
 	if (!kvod_rdma_wq)
-		return -ENOMEM;
+		return ret;
+	kvod_rdma_setup_wq = alloc_workqueue("kvod_rdma_setup", WQ_UNBOUND,
+					     KVOD_RDMA_SETUPS);
+	if (!kvod_rdma_setup_wq)
+		goto err_wq;
 	ret = ib_register_client(&kvod_rdma_client);
 	if (ret)
-		destroy_workqueue(kvod_rdma_wq);
+		goto err_setup_wq;
+	return 0;
+
+err_setup_wq:
+	destroy_workqueue(kvod_rdma_setup_wq);
+err_wq:
+	destroy_workqueue(kvod_rdma_wq);
 	return ret;
 }
 
@@ -472,5 +600,6 @@ int kvod_rdma_init(void)
 void kvod_rdma_exit(void)
 {
 	ib_unregister_client(&kvod_rdma_client);
+	destroy_workqueue(kvod_rdma_setup_wq);
 	destroy_workqueue(kvod_rdma_wq);
 }

@@ -3,30 +3,44 @@
  * kvod RDMA server internals, shared by rdma.c (listeners, rdma_cm events,
  * devices) and rdma_conn.c (one connection's resources).
  *
+ * cm_id contexts: every rdma_cm id kvod owns has, for its whole life, a
+ * context that means one thing, tagged by struct kvod_rdma_ctx: the
+ * listening id's is its listener; a connection's id gets its connection
+ * in the CONNECT_REQUEST handler (before that event returns, the child id
+ * carries its listener's context, as rdma_cm copies it) and keeps it until
+ * release destroys the id. The handler never looks at id->qp.
+ *
  * Lifetimes:
  *
- *   struct kvod_rdma_listener: owned by its struct kvod_listener (l->priv);
- *   created by start(), freed by stop() after its cm_id is destroyed and
- *   every connection accepted through it is released.
+ *   struct kvod_rdma_listener: l->priv of its struct kvod_listener;
+ *   created by start(), freed by stop() after its listening id is
+ *   destroyed and every connection admitted through it is released.
  *
- *   struct kvod_rdma_conn: created in the CONNECT_REQUEST handler on the
- *   child cm_id, linked on its listener's list, and released exactly once
- *   by release_work (queued by kvod_rdma_conn_close() on disconnect,
- *   error, device removal, unlisten or exit). Release order: disconnect,
- *   drain the QP, deregister every MR (this invalidates the rkeys the
- *   client holds), unmap, destroy QP, CQ, cm_id, PD, then drop the movie
- *   and unlink. cm_ids are never destroyed inside their own callback.
+ *   struct kvod_rdma_conn: created (small) and admitted in the
+ *   CONNECT_REQUEST handler, which links it on its listener and queues
+ *   setup_work; setup_work maps the movie, builds the QP and accepts or
+ *   rejects under the id's handler lock. It is released exactly once by
+ *   release_work (queued by kvod_rdma_conn_close() on disconnect, error,
+ *   device removal, unlisten or exit), which first waits for setup_work,
+ *   rejects an unanswered request, disconnects, drains the QP, destroys
+ *   the cm_id (no event can reach the connection afterwards), then the QP,
+ *   every MR (the client's rkeys die), the mappings, CQ, PD, and drops the
+ *   movie; unlinking is last. cm_ids are never destroyed inside their own
+ *   callback.
  *
- * Locking: rl->lock (spinlock) guards rl->conns, rl->nr_conns and each
- * conn's list linkage; rl->id_lock (mutex) guards rl->id and rl->waiting.
- * Neither is held across rdma_destroy_id(), which waits for callbacks that
- * may take them.
+ * Locking: rl->lock (spinlock) guards rl->conns, rl->peers, rl->nr_conns
+ * and each conn's linkage; rl->id_lock (mutex) serialises binding and
+ * unbinding the listening id. The event handler takes neither mutex: it
+ * runs under rdma_cm's handler mutexes, which rdma_destroy_id() waits for.
+ * It clears rl->id only with cmpxchg(). Whoever takes rl->id out (xchg or
+ * cmpxchg to NULL) destroys it.
  */
 #ifndef _KVOD_RDMA_H
 #define _KVOD_RDMA_H
 
+#include <linux/completion.h>
+#include <linux/hashtable.h>
 #include <linux/scatterlist.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
@@ -34,17 +48,31 @@
 
 #include "kvod.h"
 
+enum kvod_rdma_ctx_kind {
+	KVOD_RDMA_CTX_LISTENER,
+	KVOD_RDMA_CTX_CONN,
+};
+
+/* What an rdma_cm id's context points to, embedded in its owner. */
+struct kvod_rdma_ctx {
+	enum kvod_rdma_ctx_kind kind;
+};
+
+#define KVOD_RDMA_PEER_BITS	6
+
 struct kvod_rdma_listener {
+	struct kvod_rdma_ctx ctx;	/* the listening id's context */
+	struct list_head node;		/* on kvod_rdma_listeners */
 	struct kvod_listener *l;
-	struct mutex id_lock;		/* guards id, waiting */
+	struct mutex id_lock;		/* serialises bind, unbind, stop */
 	struct rdma_cm_id *id;		/* NULL while waiting for a device */
-	bool waiting;
 	bool stopping;			/* under id_lock and lock */
 	struct work_struct retry_work;
-	spinlock_t lock;		/* guards conns, nr_conns */
+	spinlock_t lock;		/* guards conns, peers, nr_conns */
 	struct list_head conns;
-	u32 nr_conns;			/* slots taken, linked or not */
-	wait_queue_head_t drained;
+	DECLARE_HASHTABLE(peers, KVOD_RDMA_PEER_BITS);
+	u32 nr_conns;
+	struct completion drained;	/* nr_conns reached 0 while stopping */
 };
 
 /* One memory region of a connection: a run of chunks, one rkey. */
@@ -57,13 +85,18 @@ struct kvod_rdma_seg {
 };
 
 struct kvod_rdma_conn {
+	struct kvod_rdma_ctx ctx;	/* the id's context from admission */
 	struct list_head node;		/* on rl->conns, under rl->lock */
+	struct hlist_node peer_node;	/* in rl->peers, under rl->lock */
+	struct sockaddr_storage peer;
 	struct kvod_rdma_listener *rl;
 	struct rdma_cm_id *id;
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
+	struct ib_qp *qp;
 	struct kvod_movie *movie;
+	u8 initiator_depth;		/* the client's READs in flight */
 
 	struct kvod_rdma_seg *segs;
 	u32 nr_segs;
@@ -76,25 +109,29 @@ struct kvod_rdma_conn {
 	struct ib_cqe ready_cqe;
 
 	unsigned long flags;
+	struct work_struct setup_work;
 	struct work_struct release_work;
 };
 
 #define KVOD_RDMA_CONN_CLOSING	0	/* release_work queued */
 #define KVOD_RDMA_CONN_LIVE	1	/* memory registered */
+#define KVOD_RDMA_CONN_ANSWERED	2	/* accepted or rejected */
+#define KVOD_RDMA_CONN_ACCEPTED	3	/* rdma_accept() succeeded */
 
 /* rdma.c */
 extern struct workqueue_struct *kvod_rdma_wq;
+u8 kvod_rdma_status(int err);
+void kvod_rdma_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
+		      u8 status);
 void kvod_rdma_conn_unlink(struct kvod_rdma_conn *conn);
 
 /* rdma_conn.c */
 struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 					     struct rdma_cm_id *id,
-					     struct kvod_movie *movie,
-					     u8 *status);
-int kvod_rdma_conn_accept(struct kvod_rdma_conn *conn,
-			  const struct rdma_conn_param *req);
+					     const struct rdma_conn_param *req,
+					     struct kvod_movie *movie);
+void kvod_rdma_conn_free(struct kvod_rdma_conn *conn);
 int kvod_rdma_conn_established(struct kvod_rdma_conn *conn);
 void kvod_rdma_conn_close(struct kvod_rdma_conn *conn);
-void kvod_rdma_conn_destroy(struct kvod_rdma_conn *conn);
 
 #endif /* _KVOD_RDMA_H */

@@ -6,10 +6,15 @@
  *
  * The movie is covered by as few fast-registration MRs as the device
  * allows: runs of 2 MiB chunks use 2 MiB MR pages (rxe maps up to 512 pages
- * per MR, so 1 GiB per MR), everything else uses 4 KiB pages. Each MR's
- * iova is set to the movie offset of its first byte, so the addresses a
- * client sees are movie offsets, never kernel or DMA addresses. The last
- * MR ends exactly at the movie's last byte.
+ * per MR, so 1 GiB per MR), everything else uses 4 KiB pages. An MR's
+ * first byte is at the start of its first MR page, so its iova must be
+ * aligned to its page size: it is the movie offset of its first byte
+ * rounded down to that size. That is the offset itself except for a run
+ * of 2 MiB chunks that follows a chunk which fell back to a smaller order
+ * (the run then starts at an offset that is not 2 MiB-aligned). Either
+ * way the addresses a client sees are derived from movie offsets, never
+ * kernel or DMA addresses. The last MR ends exactly at the movie's last
+ * byte.
  *
  * Because every connection has its own PD, an rkey is only good on the QP
  * it was handed to; release deregisters every MR, which invalidates the
@@ -108,14 +113,20 @@ static int seg_fill_sg(struct kvod_rdma_seg *seg, const struct kvod_movie *movie
 
 /*
  * DMA-map a filled scatterlist and register it in a fresh MR of the
- * connection's PD with @psize pages, at iova @iova.
+ * connection's PD with @psize pages, at iova @iova. The first byte is at
+ * the start of an MR page, so @iova must be a multiple of @psize: the
+ * device finds a byte's page from its iova's high bits and the offset in
+ * that page from the low ones.
  */
 static int seg_register(struct kvod_rdma_conn *conn, struct kvod_rdma_seg *seg,
 			u32 psize, u64 iova)
 {
 	struct ib_device *dev = conn->dev;
-	u32 pages = DIV_ROUND_UP(seg->length + (iova & (psize - 1)), psize);
+	u32 pages = DIV_ROUND_UP(seg->length, psize);
 	int n;
+
+	if (WARN_ON_ONCE(iova & (psize - 1)))
+		return -EINVAL;
 
 	seg->mapped = ib_dma_map_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents,
 				    DMA_TO_DEVICE);
@@ -175,7 +186,7 @@ static int conn_map_movie(struct kvod_rdma_conn *conn)
 		ret = seg_fill_sg(seg, movie);
 		if (ret)
 			return ret;
-		ret = seg_register(conn, seg, psize, off);
+		ret = seg_register(conn, seg, psize, round_down(off, psize));
 		if (ret)
 			return ret;
 		off += seg->length;
@@ -236,8 +247,7 @@ static void conn_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
 		return;
-	pr_warn_ratelimited("conn %pISpc: %s failed: %s\n",
-			    &conn->id->route.addr.dst_addr,
+	pr_warn_ratelimited("conn %pISpc: %s failed: %s\n", &conn->peer,
 			    wc->wr_cqe == &conn->ready_cqe ? "READY" : "REG_MR",
 			    ib_wc_status_msg(wc->status));
 	kvod_rdma_conn_close(conn);
@@ -260,19 +270,28 @@ static int conn_create_qp(struct kvod_rdma_conn *conn)
 			.max_recv_sge = 1,
 		},
 	};
+	int ret;
 
 	if (send_wr > conn->dev->attrs.max_qp_wr)
 		return -ENOSPC;
-	return rdma_create_qp(conn->id, conn->pd, &attr);
+	ret = rdma_create_qp(conn->id, conn->pd, &attr);
+	if (ret)
+		return ret;
+	conn->qp = conn->id->qp;
+	return 0;
 }
 
-/* Everything but the cm_id, in reverse order of creation; NULL-safe. */
+/*
+ * Everything setup built, in reverse order of creation; NULL-safe. The
+ * cm_id is gone already (the QP outlives it, as in nvmet-rdma), or was
+ * never ours.
+ */
 static void conn_free_resources(struct kvod_rdma_conn *conn)
 {
 	u32 i;
 
-	if (conn->id->qp)
-		rdma_destroy_qp(conn->id);
+	if (conn->qp)
+		ib_destroy_qp(conn->qp);
 	for (i = 0; i < conn->nr_segs; i++)
 		seg_release(conn, &conn->segs[i]);
 	seg_release(conn, &conn->table_seg);
@@ -288,121 +307,43 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 		ib_free_cq(conn->cq);
 	if (conn->pd)
 		ib_dealloc_pd(conn->pd);
-	if (conn->movie) {
-		atomic_dec(&conn->movie->active_clients);
-		kvod_movie_put(conn->movie);
-	}
 }
 
-static void conn_release_work(struct work_struct *work)
-{
-	struct kvod_rdma_conn *conn =
-		container_of(work, struct kvod_rdma_conn, release_work);
-
-	rdma_disconnect(conn->id);
-	if (conn->id->qp)
-		ib_drain_qp(conn->id->qp);
-	/* MRs go before the cm_id: the client's rkeys die here. */
-	conn_free_resources(conn);
-	rdma_destroy_id(conn->id);
-	kvod_rdma_conn_unlink(conn);
-	kfree(conn);
-}
-
-/**
- * kvod_rdma_conn_create() - set up a connection for a connect request
- * @rl: the listener the request came in on
- * @id: the request's new cm_id; its context becomes the connection
- * @movie: a reference the connection takes over (also on failure)
- * @status: set to why it failed (enum kvod_rdma_status)
- *
- * Called from the CONNECT_REQUEST handler. On failure everything but @id
- * is released and the caller rejects and lets rdma_cm destroy @id.
- *
- * Return: the connection, or NULL.
+/*
+ * The expensive part of a connection, in setup_work: its own PD, the
+ * movie DMA-mapped and planned into MRs, the table, READY, CQ and QP.
  */
-struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
-					     struct rdma_cm_id *id,
-					     struct kvod_movie *movie,
-					     u8 *status)
+static int conn_setup(struct kvod_rdma_conn *conn)
 {
-	struct kvod_rdma_conn *conn;
 	int ret;
-
-	*status = KVOD_RDMA_NO_RESOURCES;
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
-	if (!conn) {
-		kvod_movie_put(movie);
-		return NULL;
-	}
-	INIT_LIST_HEAD(&conn->node);
-	INIT_WORK(&conn->release_work, conn_release_work);
-	conn->rl = rl;
-	conn->id = id;
-	conn->dev = id->device;
-	conn->movie = movie;
-	atomic_inc(&movie->active_clients);
-	conn->reg_cqe.done = conn_wc_done;
-	conn->ready_cqe.done = conn_wc_done;
 
 	conn->pd = ib_alloc_pd(conn->dev, 0);
 	if (IS_ERR(conn->pd)) {
 		ret = PTR_ERR(conn->pd);
 		conn->pd = NULL;
-		goto err;
+		return ret;
 	}
 	ret = conn_map_movie(conn);
 	if (ret)
-		goto err;
+		return ret;
 	ret = conn_map_table(conn);
 	if (ret)
-		goto err;
+		return ret;
 	ret = conn_map_ready(conn);
 	if (ret)
-		goto err;
+		return ret;
 	conn->cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5, 0,
 			       IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
-		goto err;
+		return ret;
 	}
-	ret = conn_create_qp(conn);
-	if (ret)
-		goto err;
-	id->context = conn;
-	*status = KVOD_RDMA_OK;
-	return conn;
-
-err:
-	pr_warn_ratelimited("conn %pISpc: setup for %s failed: %d\n",
-			    &id->route.addr.dst_addr, movie->name, ret);
-	kvod_rdma_conn_destroy(conn);
-	return NULL;
+	return conn_create_qp(conn);
 }
 
-/**
- * kvod_rdma_conn_destroy() - free a connection that was never accepted
- * @conn: from kvod_rdma_conn_create(), not linked on its listener
- *
- * The cm_id stays: the caller's handler returns non-zero and rdma_cm
- * destroys it.
- */
-void kvod_rdma_conn_destroy(struct kvod_rdma_conn *conn)
-{
-	conn_free_resources(conn);
-	kfree(conn);
-}
-
-/**
- * kvod_rdma_conn_accept() - accept with the segment table's descriptor
- * @conn: a connection from kvod_rdma_conn_create()
- * @req: the connect request's parameters
- *
- * Return: rdma_accept()'s result.
- */
-int kvod_rdma_conn_accept(struct kvod_rdma_conn *conn,
-			  const struct rdma_conn_param *req)
+/* Accept with the segment table's descriptor. */
+static int conn_accept(struct kvod_rdma_conn *conn)
 {
 	struct kvod_rdma_reply reply = {
 		.magic = cpu_to_be32(KVOD_RDMA_MAGIC),
@@ -417,16 +358,147 @@ int kvod_rdma_conn_accept(struct kvod_rdma_conn *conn,
 	struct rdma_conn_param param = {
 		.private_data = &reply,
 		.private_data_len = sizeof(reply),
-		/* @req is from our side: its responder_resources is the
-		 * client's initiator depth (ib_cm swaps them).
+		/* The request's responder_resources, as our side sees it, is
+		 * the client's initiator depth (ib_cm swaps them).
 		 */
-		.responder_resources = min_t(u32, req->responder_resources,
+		.responder_resources = min_t(u32, conn->initiator_depth,
 					     conn->dev->attrs.max_qp_rd_atom),
 		.initiator_depth = 0,
 		.rnr_retry_count = 7,
 	};
 
 	return rdma_accept(conn->id, &param);
+}
+
+/*
+ * Answer the request: accept if setup (@err) worked, else reject with
+ * the status @err maps to. Under the id's handler lock, so no event of
+ * the id runs meanwhile and ESTABLISHED comes after the accept.
+ */
+static void conn_answer(struct kvod_rdma_conn *conn, int err)
+{
+	struct kvod_listener *l = conn->rl->l;
+
+	set_bit(KVOD_RDMA_CONN_ANSWERED, &conn->flags);
+	if (err) {
+		pr_warn_ratelimited("conn %pISpc: setup for %s failed: %d\n",
+				    &conn->peer, conn->movie->name, err);
+		kvod_rdma_reject(conn->rl, conn->id, kvod_rdma_status(err));
+		kvod_rdma_conn_close(conn);
+		return;
+	}
+	err = conn_accept(conn);
+	if (err) {
+		pr_warn_ratelimited("conn %pISpc: accept failed: %d\n",
+				    &conn->peer, err);
+		kvod_lc_inc(l, KVOD_LC_REFUSED);
+		kvod_rdma_conn_close(conn);
+		return;
+	}
+	set_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags);
+	kvod_lc_inc(l, KVOD_LC_ACCEPTED);
+	kvod_lc_inc(l, KVOD_LC_ACTIVE);
+}
+
+/*
+ * Set the connection up outside rdma_cm's event handler, which would
+ * otherwise stall every rdma_cm user of the host while a movie is mapped.
+ */
+static void conn_setup_work(struct work_struct *work)
+{
+	struct kvod_rdma_conn *conn =
+		container_of(work, struct kvod_rdma_conn, setup_work);
+	int err = conn_setup(conn);
+
+	rdma_lock_handler(conn->id);
+	if (!test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
+		conn_answer(conn, err);
+	rdma_unlock_handler(conn->id);
+}
+
+static void conn_release_work(struct work_struct *work)
+{
+	struct kvod_rdma_conn *conn =
+		container_of(work, struct kvod_rdma_conn, release_work);
+
+	cancel_work_sync(&conn->setup_work);
+	if (!test_and_set_bit(KVOD_RDMA_CONN_ANSWERED, &conn->flags)) {
+		/* Closed (unlisten, exit, device removal) before setup
+		 * answered: tell the client the server is busy.
+		 */
+		rdma_lock_handler(conn->id);
+		kvod_rdma_reject(conn->rl, conn->id, KVOD_RDMA_BUSY);
+		rdma_unlock_handler(conn->id);
+	}
+	if (test_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags))
+		rdma_disconnect(conn->id);
+	if (conn->qp)
+		ib_drain_qp(conn->qp);
+	/* After this no event can reach @conn; the QP goes after its id. */
+	rdma_destroy_id(conn->id);
+	/* Deregistering the MRs kills the client's rkeys. */
+	conn_free_resources(conn);
+	if (test_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags))
+		kvod_lc_dec(conn->rl->l, KVOD_LC_ACTIVE);
+	atomic_dec(&conn->movie->active_clients);
+	kvod_movie_put(conn->movie);
+	kvod_rdma_conn_unlink(conn);
+	kfree(conn);
+}
+
+/**
+ * kvod_rdma_conn_create() - a connection for a connect request
+ * @rl: the listener the request came in on
+ * @id: the request's new cm_id
+ * @req: the request's parameters
+ * @movie: a reference the connection takes over (also on failure)
+ *
+ * Called from the CONNECT_REQUEST handler: only allocates. The caller
+ * admits the connection (links it, makes it @id's context, queues its
+ * setup_work) or frees it with kvod_rdma_conn_free().
+ *
+ * Return: the connection, or ERR_PTR(-ENOMEM).
+ */
+struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
+					     struct rdma_cm_id *id,
+					     const struct rdma_conn_param *req,
+					     struct kvod_movie *movie)
+{
+	struct kvod_rdma_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn) {
+		kvod_movie_put(movie);
+		return ERR_PTR(-ENOMEM);
+	}
+	conn->ctx.kind = KVOD_RDMA_CTX_CONN;
+	INIT_LIST_HEAD(&conn->node);
+	INIT_HLIST_NODE(&conn->peer_node);
+	INIT_WORK(&conn->setup_work, conn_setup_work);
+	INIT_WORK(&conn->release_work, conn_release_work);
+	memcpy(&conn->peer, &id->route.addr.dst_addr, sizeof(conn->peer));
+	conn->rl = rl;
+	conn->id = id;
+	conn->dev = id->device;
+	conn->initiator_depth = req->responder_resources;
+	conn->movie = movie;
+	atomic_inc(&movie->active_clients);
+	conn->reg_cqe.done = conn_wc_done;
+	conn->ready_cqe.done = conn_wc_done;
+	return conn;
+}
+
+/**
+ * kvod_rdma_conn_free() - free a connection that was never admitted
+ * @conn: from kvod_rdma_conn_create()
+ *
+ * The cm_id stays: the caller rejects and rdma_cm destroys it.
+ */
+void kvod_rdma_conn_free(struct kvod_rdma_conn *conn)
+{
+	atomic_dec(&conn->movie->active_clients);
+	kvod_movie_put(conn->movie);
+	kfree(conn);
 }
 
 static void reg_wr_init(struct ib_reg_wr *wr, struct kvod_rdma_seg *seg,
@@ -479,7 +551,7 @@ int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
 	}
 	reg_wr_init(&regs[0], &conn->table_seg, &conn->reg_cqe, next);
 
-	ret = ib_post_send(conn->id->qp, &regs[0].wr, NULL);
+	ret = ib_post_send(conn->qp, &regs[0].wr, NULL);
 	kfree(regs);
 	if (ret)
 		return ret;

@@ -75,6 +75,8 @@ const char *kvod_status_str(int status)
 		return "bad request";
 	case KVOD_RDMA_NO_RESOURCES:
 		return "server out of resources";
+	case KVOD_RDMA_ADDR_BUSY:
+		return "too many connections from this address";
 	}
 	return "unknown status";
 }

@@ -202,7 +202,8 @@ struct kvod_sockaddr {
  * Errors: EINVAL (bad proto, family, port or address), EADDRINUSE (a
  * listener of that proto on that address exists, or the port is taken),
  * EADDRNOTAVAIL (no such local address), ENOENT (UNLISTEN: no such
- * listener), EPROTONOSUPPORT (the protocol is not built in), EPERM.
+ * listener), EPROTONOSUPPORT (the protocol is not built in),
+ * EOPNOTSUPP (RDMA outside the initial network namespace), EPERM.
  */
 struct kvod_listen {
 	__u32 size;
@@ -307,6 +308,7 @@ enum kvod_rdma_status {
 	KVOD_RDMA_BAD_VERSION	= 3,	/* reply's version is the server's */
 	KVOD_RDMA_BAD_REQUEST	= 4,	/* malformed private data */
 	KVOD_RDMA_NO_RESOURCES	= 5,	/* the server ran out of memory/queues */
+	KVOD_RDMA_ADDR_BUSY	= 6,	/* per-address connection limit reached */
 };
 
 /**

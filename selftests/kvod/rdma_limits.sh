@@ -1,0 +1,103 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What a remote client cannot make the RDMA server do: open more than
+# rdma_max_conns_per_addr connections from one address or rdma_max_conns
+# on one listener (each over-limit connect is rejected with its own
+# status, which kvod-fetch names, and counted; 0 means no limit for
+# both), or make the rdma_cm event handler map and register a movie: the
+# function tracer shows every MR allocated from kvod's setup work, none
+# from an rdma_cm handler.
+#
+# timeout: 600
+
+. "$(dirname "$0")/../lib/ktap.sh"
+. "$(dirname "$0")/../lib/rxe.sh"
+kvod_require_guest
+
+RDMA_TMP=$(mktemp -d)
+T=/sys/kernel/tracing
+P=/sys/module/kvod/parameters
+trace_off() {
+	echo 0 >"$T/tracing_on"
+	echo 0 >"$T/options/func_stack_trace" 2>/dev/null
+	echo nop >"$T/current_tracer"
+	echo >"$T/set_ftrace_filter"
+}
+cleanup() {
+	trace_off 2>/dev/null
+	[ -n "${pids[*]}" ] && kill "${pids[@]}" 2>/dev/null
+	rm -rf "$RDMA_TMP"
+}
+trap cleanup EXIT
+
+ktap_header
+ktap_plan 9
+[ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
+rdma_test_start rdma_max_conns_per_addr=2
+
+movie_add film $((20 << 20)) || ktap_bail_out "cannot add a movie"
+movie_add small $((1 << 20)) || ktap_bail_out "cannot add a movie"
+want=$(sha256sum <"$RDMA_TMP/small")
+
+# Two slow readers hold two connections from 198.18.0.1.
+pids=()
+for _ in 1 2; do
+	"$KVOD_FETCH" -q --rate 4M --cache 200 -o /dev/null --timeout 20000 \
+		"$RDMA_URL/film" &
+	pids+=($!)
+done
+wait_for 20 test "$(rdma_counter active)" -ge 2
+
+check_eq "a third connection from the address: rejected, said clearly" \
+	"kvod-fetch: small: too many connections from this address" \
+	"$("$KVOD_FETCH" -q "$RDMA_URL/small" 2>&1 >/dev/null)"
+check_eq "counted as busy, nothing accepted for it" "1 2" \
+	"$(rdma_counter busy) $(rdma_counter accepted)"
+echo 0 >"$P/rdma_max_conns_per_addr"
+check_eq "rdma_max_conns_per_addr=0: no per-address limit" "$want" \
+	"$("$KVOD_FETCH" -q "$RDMA_URL/small" | sha256sum)"
+
+echo 2 >"$P/rdma_max_conns"
+check_eq "rdma_max_conns=2 with two connected: rejected as busy" \
+	"kvod-fetch: small: server busy" \
+	"$("$KVOD_FETCH" -q "$RDMA_URL/small" 2>&1 >/dev/null)"
+echo 0 >"$P/rdma_max_conns"
+check_eq "rdma_max_conns=0: no limit" "$want" \
+	"$("$KVOD_FETCH" -q "$RDMA_URL/small" | sha256sum)"
+echo 1024 >"$P/rdma_max_conns"
+
+kill "${pids[@]}" 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
+pids=()
+wait_for 20 test "$(rdma_counter active)" = 0
+check_eq "no connection left active" 0 "$(rdma_counter active)"
+
+# Who allocates the MRs: a stack trace of every ib_alloc_mr() call.
+if [ -w "$T/set_ftrace_filter" ] && echo ib_alloc_mr >"$T/set_ftrace_filter"; then
+	echo function >"$T/current_tracer"
+	echo 1 >"$T/options/func_stack_trace"
+	echo >"$T/trace"
+	echo 1 >"$T/tracing_on"
+	got=$("$KVOD_FETCH" -q "$RDMA_URL/small" | sha256sum)
+	echo 0 >"$T/tracing_on"
+	cp "$T/trace" "$RDMA_TMP/trace"
+	trace_off
+	calls=$(grep -c 'ib_alloc_mr' "$RDMA_TMP/trace")
+	ktap_print_msg "$(grep -m1 -A12 'ib_alloc_mr' "$RDMA_TMP/trace")"
+	check_eq "traced: the fetch is byte-exact and kvod allocated MRs" \
+		"$want yes" "$got $([ "$calls" -gt 0 ] && echo yes)"
+	check_eq "every MR allocated in kvod's setup work, none in an rdma_cm handler" \
+		"0" "$(grep -cE 'cma_ib_req_handler|cma_cm_event_handler|kvod_rdma_cm_handler|iw_conn_req_handler' "$RDMA_TMP/trace")"
+	check_eq "and the setup work is what the stacks show" yes \
+		"$(grep -q 'conn_setup_work' "$RDMA_TMP/trace" && echo yes)"
+else
+	for t in "traced: the fetch is byte-exact and kvod allocated MRs" \
+		"every MR allocated in kvod's setup work, none in an rdma_cm handler" \
+		"and the setup work is what the stacks show"; do
+		ktap_skip "$t: no function tracer"
+	done
+fi
+
+rdma_test_stop
+ktap_finish

@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RDMA listeners live in the initial network namespace only: an rdma_cm
+# id holds a reference on its namespace, so a listener elsewhere would
+# pin it and never be stopped by its death. LISTEN rdma in another
+# namespace fails with EOPNOTSUPP and leaves nothing behind; the
+# namespace is deleted, no RDMA listener of it remains, kvod unloads.
+#
+# timeout: 300
+
+. "$(dirname "$0")/../lib/ktap.sh"
+kvod_require_guest
+
+RDMA_CTL=$KVOD_REPO/selftests/kvod/rdma_ctl
+NS=kvodrdma$$
+trap 'ip netns del "$NS" 2>/dev/null' EXIT
+
+ktap_header
+ktap_plan 5
+[ -x "$RDMA_CTL" ] || ktap_bail_out "$RDMA_CTL not built (make selftests)"
+modprobe -q -a ib_core rdma_cm || ktap_bail_out "cannot load rdma_cm"
+kvod_load || ktap_bail_out "cannot load kvod.ko"
+{ ip netns add "$NS" && ip -n "$NS" link set lo up; } ||
+	ktap_bail_out "cannot create a namespace"
+
+out=$(ip netns exec "$NS" "$RDMA_CTL" listen 0.0.0.0 7471 2>&1)
+rc=$?
+check_eq "LISTEN rdma in another namespace: EOPNOTSUPP" \
+	"1 rdma_ctl: listen: Operation not supported" "$rc $out"
+check_eq "no RDMA listener anywhere" "" "$("$RDMA_CTL" counters)"
+ip netns del "$NS"
+check_eq "the namespace is deleted; no RDMA listener is left" "" \
+	"$("$RDMA_CTL" counters)"
+check_ok "the initial namespace still listens and unlistens rdma" \
+	sh -c "'$RDMA_CTL' listen 0.0.0.0 7471 && '$RDMA_CTL' unlisten 0.0.0.0 7471"
+kvod_unload
+check_eq "kvod unloads" no "$([ -d /sys/module/kvod ] && echo yes || echo no)"
+ktap_finish
