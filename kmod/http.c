@@ -7,7 +7,7 @@
  * work; each accepted connection gets a struct http_conn whose socket
  * callbacks (data ready, write space, state change) and whose one timer do
  * nothing but queue the connection's work. That work runs the state
- * machine (http.h: READ, SEND, LINGER, DEAD) with non-blocking socket
+ * machine (http.h: NEW, READ, SEND, LINGER, DEAD) with non-blocking socket
  * calls only, so a worker never sleeps on a client. A work item never runs
  * concurrently with itself, which is what serialises a connection: every
  * field of struct http_conn but @ref and @flags is only touched by it.
@@ -24,7 +24,13 @@
  * such answers in flight, further ones are closed unanswered.
  *
  * Lifetimes. A connection holds one reference for its life and one per
- * queued run of its work. Teardown happens in the work (conn_close()):
+ * queued run of its work. conn_start() (in the accept work) first strips
+ * the callbacks the accepted socket inherited from the listening socket,
+ * so that no failure path releases a socket pointing into kvod; the
+ * connection's own callbacks and timer are installed by the first run of
+ * its work (conn_begin()), so nothing can run the state machine before it
+ * is set up, and nothing but that work can. Teardown happens in the work
+ * (conn_close()):
  * restore the socket's callbacks under sk_callback_lock (after which none
  * of ours can run for this socket), shut the timer down, release the
  * socket, let go of the movie, drop the life reference. The last reference
@@ -362,6 +368,41 @@ static int step_linger(struct http_conn *conn)
 	return STEP_WAIT;
 }
 
+/* Socket options, and our callbacks in place of those conn_start() saw. */
+static void conn_sock_setup(struct http_conn *conn)
+{
+	struct sock *sk = conn->sock->sk;
+
+	tcp_sock_set_nodelay(sk);
+	sock_set_keepalive(sk);
+	tcp_sock_set_keepidle(sk, HTTP_KEEPIDLE);
+	tcp_sock_set_keepintvl(sk, HTTP_KEEPINTVL);
+	tcp_sock_set_keepcnt(sk, HTTP_KEEPCNT);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = conn;
+	sk->sk_data_ready = conn_wake;
+	sk->sk_write_space = conn_write_space;
+	sk->sk_state_change = conn_wake;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * The first run of the work (state HTTP_NEW): install the callbacks, then
+ * arm the first deadline. Bytes that arrived before are read right after.
+ */
+static int conn_begin(struct http_conn *conn)
+{
+	conn_sock_setup(conn);
+	if (test_bit(HTTP_CONN_REFUSE, &conn->flags)) {
+		conn_answer_close(conn, 503);
+	} else {
+		conn->state = HTTP_READ;
+		conn_set_phase(conn, HTTP_PH_HEADER);
+	}
+	return STEP_AGAIN;
+}
+
 /* The phase's deadline passed. */
 static int conn_timeout(struct http_conn *conn)
 {
@@ -407,7 +448,9 @@ static void conn_run(struct http_conn *conn)
 		conn_close(conn, true);
 		return;
 	}
-	if (time_after_eq(jiffies, conn->deadline))
+	if (conn->state == HTTP_NEW)
+		ret = conn_begin(conn);
+	else if (time_after_eq(jiffies, conn->deadline))
 		ret = conn_timeout(conn);
 
 	for (steps = 0; ret == STEP_AGAIN && steps < HTTP_STEPS; steps++)
@@ -491,37 +534,35 @@ static int conn_admit(struct http_server *srv, struct http_conn *conn)
 	return ret;
 }
 
-static void conn_sock_setup(struct http_conn *conn)
+/*
+ * An accepted socket is a clone of the listening one and carries its
+ * sk_user_data and sk_data_ready: give it back a plain TCP socket's, so
+ * that from here on releasing it leaves no pointer into kvod behind. Its
+ * other callbacks were never changed. Called before anything else.
+ */
+static void child_sock_reset(struct http_server *srv, struct socket *sock)
 {
-	struct sock *sk = conn->sock->sk;
+	struct sock *sk = sock->sk;
 
-	tcp_sock_set_nodelay(sk);
-	sock_set_keepalive(sk);
-	tcp_sock_set_keepidle(sk, HTTP_KEEPIDLE);
-	tcp_sock_set_keepintvl(sk, HTTP_KEEPINTVL);
-	tcp_sock_set_keepcnt(sk, HTTP_KEEPCNT);
-
-	/*
-	 * The child was cloned from the listening socket, callbacks and all:
-	 * what it should go back to is the listener's original data_ready.
-	 */
 	write_lock_bh(&sk->sk_callback_lock);
-	conn->data_ready = conn->srv->data_ready;
-	conn->write_space = sk->sk_write_space;
-	conn->state_change = sk->sk_state_change;
-	sk->sk_user_data = conn;
-	sk->sk_data_ready = conn_wake;
-	sk->sk_write_space = conn_write_space;
-	sk->sk_state_change = conn_wake;
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = srv->data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * Runs in the accept work, which http_stop() cancels before it aborts
+ * connections: nothing else can queue this connection's work before
+ * conn_queue() below, and its first run sets it up (conn_begin()).
+ */
 static void conn_start(struct http_server *srv, struct socket *sock)
 {
 	struct http_conn *conn;
+	struct sock *sk = sock->sk;
 	int ret;
 
 	kvod_lc_inc(srv->l, KVOD_LC_ACCEPTED);
+	child_sock_reset(srv, sock);
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		goto err_release;
@@ -533,6 +574,10 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	kref_init(&conn->ref);
 	conn->srv = srv;
 	conn->sock = sock;
+	conn->state = HTTP_NEW;
+	conn->data_ready = srv->data_ready;
+	conn->write_space = sk->sk_write_space;
+	conn->state_change = sk->sk_state_change;
 	INIT_HLIST_NODE(&conn->peer_node);
 	INIT_WORK(&conn->work, conn_work);
 	timer_setup(&conn->timer, conn_timer, 0);
@@ -541,15 +586,9 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	if (ret < 0)
 		goto err_refused;
 	kvod_lc_inc(srv->l, KVOD_LC_ACTIVE);
-	if (ret) {
+	if (ret)
 		kvod_lc_inc(srv->l, KVOD_LC_REFUSED);
-		conn_answer_close(conn, 503);
-	} else {
-		conn->state = HTTP_READ;
-		conn_set_phase(conn, HTTP_PH_HEADER);
-	}
-	conn_sock_setup(conn);
-	conn_queue(conn);	/* bytes may have arrived before our callbacks */
+	conn_queue(conn);
 	return;
 
 err_refused:
@@ -585,7 +624,7 @@ static void listen_data_ready(struct sock *sk)
 {
 	struct http_server *srv;
 
-	/* Children inherit this callback until conn_sock_setup() runs. */
+	/* Children inherit this callback until child_sock_reset() runs. */
 	if (sk->sk_state != TCP_LISTEN)
 		return;
 	read_lock_bh(&sk->sk_callback_lock);

@@ -68,6 +68,7 @@ enum http_phase {
 };
 
 enum http_state {
+	HTTP_NEW,		/* accepted; the work has not taken it over */
 	HTTP_READ,		/* waiting for or parsing a request */
 	HTTP_SEND,		/* sending a response */
 	HTTP_LINGER,		/* write side shut, draining input */
@@ -117,8 +118,9 @@ struct http_tx {
  * @rx_parse: @rx may hold a whole head (or a fatal byte): parse it
  * @rx_len: bytes in @rx
  * @tx: the response in flight (state HTTP_SEND)
- * @data_ready, @write_space, @state_change: the socket's callbacks before
- *	ours, restored under sk_callback_lock before the socket is released
+ * @data_ready, @write_space, @state_change: the socket's own callbacks
+ *	(those of a plain TCP socket), recorded when it is accepted and put
+ *	back under sk_callback_lock before it is released
  * @rx: HTTP_HDR_MAX bytes for received, not yet parsed bytes; pipelined
  *	requests wait here
  */
