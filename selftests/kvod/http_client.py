@@ -37,9 +37,11 @@ only. Commands (HOST PORT address the server):
                                              FILE) or "cut" for each
   trickle HOST PORT NAME                     one byte a second; print how the
                                              connection ended and after how long
-  idle HOST PORT NAME N SECONDS              N keep-alive connections, one
-                                             HEAD each, then idle; print how
-                                             many are still open
+  idle HOST PORT NAME N UNTIL                N keep-alive connections, one
+                                             HEAD each, then idle for UNTIL
+                                             seconds, or until the file UNTIL
+                                             exists; print how many are still
+                                             open
   reader HOST PORT NAME FILE [OPTS]          one GET of NAME read at a chosen
                                              pace (reader_main() lists OPTS);
                                              print "complete" (byte-exact,
@@ -364,7 +366,7 @@ def trickle(host, port, name):
     return 0
 
 
-def idle(host, port, name, n, secs):
+def idle(host, port, name, n, until):
     # Ask on each as it connects, read the answers after: no round trip
     # each, and no connection waits for its head past the deadline.
     socks = []
@@ -375,7 +377,11 @@ def idle(host, port, name, n, secs):
     for s in socks:
         Reader(s).response(head_only=True)
     print(f"opened {len(socks)}", flush=True)
-    time.sleep(float(secs))
+    try:
+        time.sleep(float(until))
+    except ValueError:
+        while not os.path.exists(until):
+            time.sleep(0.2)
     alive = 0
     for s in socks:
         s.setblocking(False)
