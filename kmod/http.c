@@ -7,7 +7,7 @@
  * work; each accepted connection gets a struct http_conn whose socket
  * callbacks (data ready, write space, state change) and whose one timer do
  * nothing but queue the connection's work. That work runs the state
- * machine (http.h: READ, SEND, LINGER, DEAD) with non-blocking socket
+ * machine (http.h: NEW, READ, SEND, DRAIN, LINGER, DEAD) with non-blocking socket
  * calls only, so a worker never sleeps on a client. A work item never runs
  * concurrently with itself, which is what serialises a connection: every
  * field of struct http_conn but @ref and @flags is only touched by it.
@@ -15,8 +15,21 @@
  * Deadlines (module parameters): a request head must be complete within
  * http_header_timeout seconds of its first byte (of the connection, for
  * the first request), else 408; a keep-alive connection with nothing to
- * do, or a response that makes no progress, is closed after
- * http_idle_timeout seconds. TCP keepalive finds dead peers in between.
+ * do is closed after http_idle_timeout seconds; a response is reset after
+ * http_send_timeout seconds without progress. Progress is, as for nginx's
+ * send_timeout, TCP taking more of the response (which it allows once a
+ * third of its send buffer drained); once all of it is queued, the client
+ * acknowledging a third of what was then unacknowledged. So a client that
+ * stops reading, or reads a byte a minute, holds its movie for at most
+ * that long after it stalled, a deleted movie included. TCP keepalive
+ * finds dead peers in between.
+ *
+ * Delivery. A response is done when the client acknowledged all of it
+ * (HTTP_DRAIN), not when TCP took it: only then does the connection let go
+ * of the movie (whose pages TCP's queue still references until then), and
+ * only then does a closing connection start its short linger. With
+ * Connection: close the write side is shut right after the last byte, so
+ * the FIN follows the data and is acknowledged with it.
  *
  * Limits: http_max_conns connections over all listeners and
  * http_max_conns_per_addr per client address and listener. A connection
@@ -24,7 +37,13 @@
  * such answers in flight, further ones are closed unanswered.
  *
  * Lifetimes. A connection holds one reference for its life and one per
- * queued run of its work. Teardown happens in the work (conn_close()):
+ * queued run of its work. conn_start() (in the accept work) first strips
+ * the callbacks the accepted socket inherited from the listening socket,
+ * so that no failure path releases a socket pointing into kvod; the
+ * connection's own callbacks and timer are installed by the first run of
+ * its work (conn_begin()), so nothing can run the state machine before it
+ * is set up, and nothing but that work can. Teardown happens in the work
+ * (conn_close()):
  * restore the socket's callbacks under sk_callback_lock (after which none
  * of ours can run for this socket), shut the timer down, release the
  * socket, let go of the movie, drop the life reference. The last reference
@@ -71,10 +90,15 @@ MODULE_PARM_DESC(http_header_timeout,
 static unsigned int http_idle_timeout = 60;
 module_param(http_idle_timeout, uint, 0644);
 MODULE_PARM_DESC(http_idle_timeout,
-		 "Seconds an idle keep-alive connection or a stalled response lives (default 60)");
+		 "Seconds an idle keep-alive connection lives (default 60)");
+
+static unsigned int http_send_timeout = 60;
+module_param(http_send_timeout, uint, 0644);
+MODULE_PARM_DESC(http_send_timeout,
+		 "Seconds a response may make no progress before it is reset (default 60)");
 
 #define HTTP_BACKLOG		1024
-#define HTTP_LINGER_SECS	2	/* draining input before the final close */
+#define HTTP_LINGER_SECS	2	/* an error answer; input after delivery */
 #define HTTP_REFUSE_SLACK	64	/* 503 answers in flight */
 #define HTTP_STEPS		16	/* state machine steps per work run */
 #define HTTP_PEER_BITS		6
@@ -176,13 +200,27 @@ static void conn_wake(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/* Everything queued on @sk, the FIN included, was acknowledged. */
+static bool sock_delivered(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	return READ_ONCE(tp->snd_una) == READ_ONCE(tp->write_seq);
+}
+
+/*
+ * Room in the send buffer, or, while draining, every byte acknowledged.
+ * TCP calls this on acknowledgements while SOCK_NOSPACE is set; we leave
+ * it set until we act.
+ */
 static void conn_write_space(struct sock *sk)
 {
 	struct http_conn *conn;
 
 	read_lock_bh(&sk->sk_callback_lock);
 	conn = sk->sk_user_data;
-	if (conn && sk_stream_is_writeable(sk)) {
+	if (conn && sk_stream_is_writeable(sk) &&
+	    (!test_bit(HTTP_CONN_DRAIN, &conn->flags) || sock_delivered(sk))) {
 		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		conn_queue(conn);
 	}
@@ -206,6 +244,9 @@ static void conn_set_phase(struct http_conn *conn, enum http_phase phase)
 		break;
 	case HTTP_PH_LINGER:
 		secs = HTTP_LINGER_SECS;
+		break;
+	case HTTP_PH_SEND:
+		secs = READ_ONCE(http_send_timeout);
 		break;
 	default:
 		secs = READ_ONCE(http_idle_timeout);
@@ -238,15 +279,17 @@ static void conn_close(struct http_conn *conn, bool abort)
 	kref_put(&conn->ref, conn_release);
 }
 
-/* The response is out: close, or wait for the next request. */
+/*
+ * The response was delivered: let go of its movie, then linger (closing)
+ * or wait for the next request. An error answer keeps the deadline it got.
+ */
 static int conn_next(struct http_conn *conn)
 {
 	kvod_http_tx_done(conn);
-	conn->served++;
 	if (conn->tx.close) {
-		kernel_sock_shutdown(conn->sock, SHUT_WR);
 		conn->state = HTTP_LINGER;
-		conn_set_phase(conn, HTTP_PH_LINGER);
+		if (conn->phase != HTTP_PH_LINGER)
+			conn_set_phase(conn, HTTP_PH_LINGER);
 		return STEP_AGAIN;
 	}
 	conn->state = HTTP_READ;
@@ -328,6 +371,32 @@ static int step_read(struct http_conn *conn)
 	return STEP_AGAIN;
 }
 
+/*
+ * TCP took all of the response. Shut the write side now if closing, so the
+ * FIN follows the data; wait for delivery unless there is nothing to wait
+ * for (a keep-alive response without a body holds nothing).
+ */
+static int conn_sent(struct http_conn *conn)
+{
+	const struct tcp_sock *tp = tcp_sk(conn->sock->sk);
+	u32 unacked;
+
+	conn->served++;
+	if (conn->tx.close)
+		kernel_sock_shutdown(conn->sock, SHUT_WR);
+	else if (!conn->tx.movie)
+		return conn_next(conn);
+
+	conn->state = HTTP_DRAIN;
+	set_bit(HTTP_CONN_DRAIN, &conn->flags);
+	conn->acked = READ_ONCE(tp->snd_una);
+	unacked = READ_ONCE(tp->write_seq) - conn->acked;
+	conn->need = max(DIV_ROUND_UP(unacked, 3), 1U);
+	if (conn->phase == HTTP_PH_SEND)
+		conn_set_phase(conn, HTTP_PH_SEND);
+	return STEP_AGAIN;
+}
+
 static int step_send(struct http_conn *conn)
 {
 	u64 pos = conn->tx.pos;
@@ -335,7 +404,7 @@ static int step_send(struct http_conn *conn)
 	int ret = kvod_http_send(conn);
 
 	if (ret == 0)
-		return conn_next(conn);
+		return conn_sent(conn);
 	/* Progress restarts the clock, except for a closing answer. */
 	if (conn->phase == HTTP_PH_SEND &&
 	    (conn->tx.pos != pos || conn->tx.hdr_sent != sent))
@@ -347,7 +416,57 @@ static int step_send(struct http_conn *conn)
 	return STEP_ABORT;
 }
 
-/* Write side shut: drain what the client still sends until it closes. */
+/*
+ * Wait until the client acknowledged everything. TCP calls our write
+ * space callback on acknowledgements while SOCK_NOSPACE is set, and it
+ * wakes us only once everything was acknowledged; a reset wakes us through
+ * state change.
+ * Closing, we discard what the client sends meanwhile; its EOF changes
+ * nothing, as it may half-close and still read.
+ */
+static int step_drain(struct http_conn *conn)
+{
+	struct socket *sock = conn->sock;
+	int ret;
+
+	if (conn->tx.close) {
+		conn->rx_len = 0;
+		ret = conn_recv(conn);
+		if (ret > 0)
+			return STEP_AGAIN;
+		if (ret < 0 && ret != -EAGAIN)
+			return STEP_ABORT;
+	}
+	set_bit(SOCK_NOSPACE, &sock->flags);
+	/* Pairs with tcp_check_space(): it sees the bit or we the ack. */
+	smp_mb__after_atomic();
+	if (!sock_delivered(sock->sk)) {
+		if (READ_ONCE(sock->sk->sk_err) ||
+		    READ_ONCE(sock->sk->sk_state) == TCP_CLOSE)
+			return STEP_ABORT;
+		return STEP_WAIT;
+	}
+	clear_bit(HTTP_CONN_DRAIN, &conn->flags);
+	clear_bit(SOCK_NOSPACE, &sock->flags);
+	return conn_next(conn);
+}
+
+/*
+ * HTTP_DRAIN's measure of progress: since the send timeout was armed, the
+ * client acknowledged at least a third of what was unacknowledged when all
+ * of the response had been queued. Three such periods deliver it all.
+ */
+static bool drain_progress(struct http_conn *conn)
+{
+	u32 una = READ_ONCE(tcp_sk(conn->sock->sk)->snd_una);
+
+	if (una - conn->acked < conn->need)
+		return false;
+	conn->acked = una;
+	return true;
+}
+
+/* Delivered and write side shut: drain what the client sends until EOF. */
 static int step_linger(struct http_conn *conn)
 {
 	int ret;
@@ -362,6 +481,41 @@ static int step_linger(struct http_conn *conn)
 	return STEP_WAIT;
 }
 
+/* Socket options, and our callbacks in place of those conn_start() saw. */
+static void conn_sock_setup(struct http_conn *conn)
+{
+	struct sock *sk = conn->sock->sk;
+
+	tcp_sock_set_nodelay(sk);
+	sock_set_keepalive(sk);
+	tcp_sock_set_keepidle(sk, HTTP_KEEPIDLE);
+	tcp_sock_set_keepintvl(sk, HTTP_KEEPINTVL);
+	tcp_sock_set_keepcnt(sk, HTTP_KEEPCNT);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = conn;
+	sk->sk_data_ready = conn_wake;
+	sk->sk_write_space = conn_write_space;
+	sk->sk_state_change = conn_wake;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * The first run of the work (state HTTP_NEW): install the callbacks, then
+ * arm the first deadline. Bytes that arrived before are read right after.
+ */
+static int conn_begin(struct http_conn *conn)
+{
+	conn_sock_setup(conn);
+	if (test_bit(HTTP_CONN_REFUSE, &conn->flags)) {
+		conn_answer_close(conn, 503);
+	} else {
+		conn->state = HTTP_READ;
+		conn_set_phase(conn, HTTP_PH_HEADER);
+	}
+	return STEP_AGAIN;
+}
+
 /* The phase's deadline passed. */
 static int conn_timeout(struct http_conn *conn)
 {
@@ -370,6 +524,11 @@ static int conn_timeout(struct http_conn *conn)
 	if (conn->phase == HTTP_PH_LINGER) {
 		conn_close(conn, true);
 		return STEP_WAIT;
+	}
+	if (conn->state == HTTP_DRAIN && conn->phase == HTTP_PH_SEND &&
+	    drain_progress(conn)) {
+		conn_set_phase(conn, HTTP_PH_SEND);
+		return STEP_AGAIN;
 	}
 	kvod_lc_inc(l, KVOD_LC_TIMEOUTS);
 	if (conn->phase == HTTP_PH_SEND)
@@ -389,6 +548,8 @@ static int conn_step(struct http_conn *conn)
 		return step_read(conn);
 	case HTTP_SEND:
 		return step_send(conn);
+	case HTTP_DRAIN:
+		return step_drain(conn);
 	case HTTP_LINGER:
 		return step_linger(conn);
 	default:
@@ -407,7 +568,9 @@ static void conn_run(struct http_conn *conn)
 		conn_close(conn, true);
 		return;
 	}
-	if (time_after_eq(jiffies, conn->deadline))
+	if (conn->state == HTTP_NEW)
+		ret = conn_begin(conn);
+	else if (time_after_eq(jiffies, conn->deadline))
 		ret = conn_timeout(conn);
 
 	for (steps = 0; ret == STEP_AGAIN && steps < HTTP_STEPS; steps++)
@@ -491,37 +654,35 @@ static int conn_admit(struct http_server *srv, struct http_conn *conn)
 	return ret;
 }
 
-static void conn_sock_setup(struct http_conn *conn)
+/*
+ * An accepted socket is a clone of the listening one and carries its
+ * sk_user_data and sk_data_ready: give it back a plain TCP socket's, so
+ * that from here on releasing it leaves no pointer into kvod behind. Its
+ * other callbacks were never changed. Called before anything else.
+ */
+static void child_sock_reset(struct http_server *srv, struct socket *sock)
 {
-	struct sock *sk = conn->sock->sk;
+	struct sock *sk = sock->sk;
 
-	tcp_sock_set_nodelay(sk);
-	sock_set_keepalive(sk);
-	tcp_sock_set_keepidle(sk, HTTP_KEEPIDLE);
-	tcp_sock_set_keepintvl(sk, HTTP_KEEPINTVL);
-	tcp_sock_set_keepcnt(sk, HTTP_KEEPCNT);
-
-	/*
-	 * The child was cloned from the listening socket, callbacks and all:
-	 * what it should go back to is the listener's original data_ready.
-	 */
 	write_lock_bh(&sk->sk_callback_lock);
-	conn->data_ready = conn->srv->data_ready;
-	conn->write_space = sk->sk_write_space;
-	conn->state_change = sk->sk_state_change;
-	sk->sk_user_data = conn;
-	sk->sk_data_ready = conn_wake;
-	sk->sk_write_space = conn_write_space;
-	sk->sk_state_change = conn_wake;
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = srv->data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
+/*
+ * Runs in the accept work, which http_stop() cancels before it aborts
+ * connections: nothing else can queue this connection's work before
+ * conn_queue() below, and its first run sets it up (conn_begin()).
+ */
 static void conn_start(struct http_server *srv, struct socket *sock)
 {
 	struct http_conn *conn;
+	struct sock *sk = sock->sk;
 	int ret;
 
 	kvod_lc_inc(srv->l, KVOD_LC_ACCEPTED);
+	child_sock_reset(srv, sock);
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
 		goto err_release;
@@ -533,6 +694,10 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	kref_init(&conn->ref);
 	conn->srv = srv;
 	conn->sock = sock;
+	conn->state = HTTP_NEW;
+	conn->data_ready = srv->data_ready;
+	conn->write_space = sk->sk_write_space;
+	conn->state_change = sk->sk_state_change;
 	INIT_HLIST_NODE(&conn->peer_node);
 	INIT_WORK(&conn->work, conn_work);
 	timer_setup(&conn->timer, conn_timer, 0);
@@ -541,15 +706,9 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	if (ret < 0)
 		goto err_refused;
 	kvod_lc_inc(srv->l, KVOD_LC_ACTIVE);
-	if (ret) {
+	if (ret)
 		kvod_lc_inc(srv->l, KVOD_LC_REFUSED);
-		conn_answer_close(conn, 503);
-	} else {
-		conn->state = HTTP_READ;
-		conn_set_phase(conn, HTTP_PH_HEADER);
-	}
-	conn_sock_setup(conn);
-	conn_queue(conn);	/* bytes may have arrived before our callbacks */
+	conn_queue(conn);
 	return;
 
 err_refused:
@@ -585,7 +744,7 @@ static void listen_data_ready(struct sock *sk)
 {
 	struct http_server *srv;
 
-	/* Children inherit this callback until conn_sock_setup() runs. */
+	/* Children inherit this callback until child_sock_reset() runs. */
 	if (sk->sk_state != TCP_LISTEN)
 		return;
 	read_lock_bh(&sk->sk_callback_lock);

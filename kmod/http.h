@@ -63,14 +63,18 @@ struct http_request {
 enum http_phase {
 	HTTP_PH_HEADER,		/* reading a request head: header deadline */
 	HTTP_PH_IDLE,		/* keep-alive, nothing received: idle timeout */
-	HTTP_PH_SEND,		/* sending: idle timeout without progress */
-	HTTP_PH_LINGER,		/* closing: draining input for a moment */
+	HTTP_PH_SEND,		/* a response: send timeout without progress */
+	HTTP_PH_LINGER,		/* an error answer, or closing: a moment only */
 };
 
 enum http_state {
+	HTTP_NEW,		/* accepted; the work has not taken it over */
 	HTTP_READ,		/* waiting for or parsing a request */
-	HTTP_SEND,		/* sending a response */
-	HTTP_LINGER,		/* write side shut, draining input */
+	HTTP_SEND,		/* queueing a response */
+	HTTP_DRAIN,		/* all queued (and the FIN, if closing): waiting
+				 * until the client acknowledged it
+				 */
+	HTTP_LINGER,		/* delivered, write side shut, draining input */
 	HTTP_DEAD,		/* socket released */
 };
 
@@ -110,15 +114,18 @@ struct http_tx {
  * @work: runs the state machine; never concurrently with itself
  * @timer: the deadline of @phase; only queues @work
  * @deadline: jiffies at which @phase expires
+ * @acked: HTTP_DRAIN: the socket's snd_una when the send timeout was armed
+ * @need: HTTP_DRAIN: bytes the client must acknowledge per send timeout
  * @flags: HTTP_CONN_*
  * @state: enum http_state; only @work touches it
  * @phase: enum http_phase; only @work touches it
- * @served: responses completed on this connection
+ * @served: responses queued in full on this connection
  * @rx_parse: @rx may hold a whole head (or a fatal byte): parse it
  * @rx_len: bytes in @rx
  * @tx: the response in flight (state HTTP_SEND)
- * @data_ready, @write_space, @state_change: the socket's callbacks before
- *	ours, restored under sk_callback_lock before the socket is released
+ * @data_ready, @write_space, @state_change: the socket's own callbacks
+ *	(those of a plain TCP socket), recorded when it is accepted and put
+ *	back under sk_callback_lock before it is released
  * @rx: HTTP_HDR_MAX bytes for received, not yet parsed bytes; pipelined
  *	requests wait here
  */
@@ -132,6 +139,8 @@ struct http_conn {
 	struct work_struct work;
 	struct timer_list timer;
 	unsigned long deadline;
+	u32 acked;
+	u32 need;
 	unsigned long flags;
 	u8 state;
 	u8 phase;
@@ -148,6 +157,7 @@ struct http_conn {
 /* http_conn.flags */
 #define HTTP_CONN_STOP		0	/* the listener is going away: abort */
 #define HTTP_CONN_REFUSE	1	/* over a limit: answer 503 and close */
+#define HTTP_CONN_DRAIN		2	/* HTTP_DRAIN: wake on full delivery only */
 
 /* http.c */
 struct kvod_listener *kvod_http_listener(const struct http_conn *conn);

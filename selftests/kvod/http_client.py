@@ -37,9 +37,23 @@ only. Commands (HOST PORT address the server):
                                              FILE) or "cut" for each
   trickle HOST PORT NAME                     one byte a second; print how the
                                              connection ended and after how long
-  idle HOST PORT NAME N SECONDS              N keep-alive connections, one
-                                             HEAD each, then idle; print how
-                                             many are still open
+  idle HOST PORT NAME N UNTIL                N keep-alive connections, one
+                                             HEAD each, then idle for UNTIL
+                                             seconds, or until the file UNTIL
+                                             exists; print how many are still
+                                             open
+  reader HOST PORT NAME FILE [OPTS]          one GET of NAME read at a chosen
+                                             pace (reader_main() lists OPTS);
+                                             print "complete" (byte-exact,
+                                             and a clean EOF if it asked for
+                                             Connection: close), "reset"
+                                             (the server reset it), "open"
+                                             (still open at --give-up), or
+                                             "cut"/"corrupt", then the bytes
+                                             and seconds
+  refused HOST PORT N                        open N connections at once, send
+                                             nothing; print how many got a 503
+                                             and how many were closed unanswered
 """
 import errno
 import fcntl
@@ -49,6 +63,7 @@ import select
 import socket
 import struct
 import sys
+import termios
 import time
 
 KVOD_PROTO_HTTP = 1
@@ -351,7 +366,7 @@ def trickle(host, port, name):
     return 0
 
 
-def idle(host, port, name, n, secs):
+def idle(host, port, name, n, until):
     # Ask on each as it connects, read the answers after: no round trip
     # each, and no connection waits for its head past the deadline.
     socks = []
@@ -362,7 +377,11 @@ def idle(host, port, name, n, secs):
     for s in socks:
         Reader(s).response(head_only=True)
     print(f"opened {len(socks)}", flush=True)
-    time.sleep(float(secs))
+    try:
+        time.sleep(float(until))
+    except ValueError:
+        while not os.path.exists(until):
+            time.sleep(0.2)
     alive = 0
     for s in socks:
         s.setblocking(False)
@@ -375,6 +394,142 @@ def idle(host, port, name, n, secs):
     print(f"alive {alive}")
     for s in socks:
         s.close()
+    return 0
+
+
+TCP_CLOSE = 7
+
+
+def tcp_state(s):
+    return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+
+
+def reset_early(s, head, got, length):
+    """The connection is closed although the response cannot be complete
+    in the receive queue: the server reset it (queued bytes stay readable,
+    so a reader that trickles would not see the reset for hours).
+    """
+    if tcp_state(s) != TCP_CLOSE:
+        return False
+    queued = struct.unpack("i", fcntl.ioctl(s, termios.FIONREAD,
+                                            bytes(4)))[0]
+    return head is None or got + queued < head + length
+
+
+def reader_main(host, port, name, path, *opts):
+    """reader options:
+    --close          send Connection: close (else keep-alive)
+    --shut           shut the write side after the request
+    --range A-B      ask for bytes A-B of FILE
+    --rcvbuf N       SO_RCVBUF before connecting (a slow reader's window)
+    --first N        read the first N body bytes at once
+    --chunk N        then read N bytes per --interval seconds
+    --interval S
+    --ready FILE     create FILE once the first N bytes are in
+    --go FILE        once FILE exists, read --then-chunk bytes per
+    --then-chunk N   --then-interval seconds instead
+    --then-interval S
+    --give-up S      stop after S seconds and print "open"
+    """
+    o = {"--close": False, "--shut": False, "--range": None,
+         "--rcvbuf": 0, "--first": 0, "--chunk": 1 << 20,
+         "--interval": 0.0, "--ready": None, "--give-up": 3600.0,
+         "--go": None, "--then-chunk": 1, "--then-interval": 1.0}
+    it = iter(opts)
+    for k in it:
+        o[k] = True if isinstance(o[k], bool) else next(it)
+    want = open(path, "rb").read()
+    hdr = f"GET /{name} HTTP/1.1\r\nHost: t\r\n"
+    if o["--range"]:
+        a, b = (int(x) for x in o["--range"].split("-"))
+        want = want[a:b + 1]
+        hdr += f"Range: bytes={a}-{b}\r\n"
+    if o["--close"]:
+        hdr += "Connection: close\r\n"
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if int(o["--rcvbuf"]):
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(o["--rcvbuf"]))
+    s.settimeout(1.0)
+    s.connect((host, int(port)))
+    s.sendall((hdr + "\r\n").encode())
+    if o["--shut"]:
+        s.shutdown(socket.SHUT_WR)
+    start = time.monotonic()
+    give_up = start + float(o["--give-up"])
+    first, chunk = int(o["--first"]), int(o["--chunk"])
+    interval = float(o["--interval"])
+    got = bytearray()
+    head = None
+    how = "cut"
+    ready = False
+    while True:
+        if head is not None and not ready and len(got) - head >= first:
+            ready = True
+            if o["--ready"]:
+                open(o["--ready"], "w").close()
+        if ready and o["--go"] and os.path.exists(o["--go"]):
+            o["--go"] = None
+            chunk = int(o["--then-chunk"])
+            interval = float(o["--then-interval"])
+        if ready and interval:
+            time.sleep(interval)
+            if time.monotonic() > give_up:
+                how = "open"
+                break
+            if reset_early(s, head, len(got), len(want)):
+                how = "reset"
+                break
+        n = chunk if ready else 1 << 20
+        if head is not None and not o["--close"]:
+            n = min(n, head + len(want) - len(got))
+            if n == 0:
+                how = "complete"
+                break
+        try:
+            d = s.recv(n)
+        except socket.timeout:
+            if time.monotonic() > give_up:
+                how = "open"
+                break
+            continue
+        except ConnectionResetError:
+            how = "reset"
+            break
+        if not d:
+            if head is not None and got[head:] == want:
+                how = "complete"
+            break
+        got += d
+        if head is None and b"\r\n\r\n" in got[:65536]:
+            head = got.index(b"\r\n\r\n") + 4
+    body = got[head:] if head is not None else b""
+    if how == "complete" and body != want:
+        how = "corrupt"
+    print(f"{how} {len(body)} of {len(want)} bytes in "
+          f"{time.monotonic() - start:.1f}s", flush=True)
+    s.close()
+    return 0
+
+
+def refused(host, port, n):
+    socks = [connect(host, port, timeout=60) for _ in range(int(n))]
+    got = {"503": 0, "none": 0, "other": 0}
+    for s in socks:
+        buf = b""
+        try:
+            while b"\r\n" not in buf:
+                d = s.recv(4096)
+                if not d:
+                    break
+                buf += d
+        except OSError:
+            pass
+        line = buf.split(b"\r\n", 1)[0]
+        key = "503" if line.startswith(b"HTTP/1.1 503 ") else \
+            "none" if not buf else "other"
+        got[key] += 1
+        s.close()
+    print(" ".join(f"{k}={v}" for k, v in got.items()))
     return 0
 
 
@@ -394,6 +549,8 @@ def main(argv):
         "trickle": lambda a: trickle(*a),
         "stall": lambda a: stall(*a),
         "idle": lambda a: idle(*a),
+        "reader": lambda a: reader_main(*a),
+        "refused": lambda a: refused(*a),
     }
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)

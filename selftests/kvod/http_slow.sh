@@ -1,0 +1,170 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Slow and stalled readers. A Connection: close client reading slowly for
+# much longer than the 2 s linger gets every byte and a clean EOF (with its
+# write side open, and half-closed). A client that reads a byte a second
+# is reset by http_send_timeout, both while kvod still queues its response
+# and once all of it is queued but not acknowledged; a movie deleted
+# meanwhile stays counted (a zombie) until then and is freed then, while a
+# client reading at a normal pace gets every byte. Connections closed
+# unanswered past the 503 slack, and every other socket kvod releases,
+# carry no callback of kvod's when TCP closes them (an fprobe on
+# tcp_close() reads them).
+#
+# timeout: 600
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/kvod/http_lib.bash
+. "$HERE/http_lib.bash"
+
+kvod_require_guest
+P=/sys/module/kvod/parameters
+T=/sys/kernel/tracing
+SEND_TIMEOUT=15
+
+tcp_inuse() {
+	awk '/^TCP:/ { print $3 }' /proc/net/sockstat
+}
+
+stat_field() {
+	"$KVODCTL" stats --json | jq ".$1"
+}
+
+# word1 FILE: how a reader ended ("complete", "reset", ...).
+word1() {
+	cut -d' ' -f1 "$1"
+}
+
+# reader OUT ARGS...: a reader of big.ts in the background; $! is it.
+reader() {
+	local out=$1
+
+	shift
+	"${HC[@]}" reader "$HTTP_ADDR" "$HTTP_PORT" "$@" >"$out" &
+}
+
+# queues: the server's Send-Q and the client's Recv-Q of the connection
+# to $HTTP_PORT, for the log.
+queues() {
+	ss -tnH state established "( sport = :$HTTP_PORT )" |
+		awk '{ printf "server Send-Q %s ", $2 }'
+	ss -tnH state established "( dport = :$HTTP_PORT )" |
+		awk '{ printf "client Recv-Q %s\n", $1 }'
+}
+
+ktap_header
+ktap_plan 18
+ulimit -n 4096
+tcp0=$(tcp_inuse)
+
+# Every tcp_close() from here on, with the callbacks its socket carries.
+[ -d "$T/events" ] || mount -t tracefs nodev "$T"
+echo 'f:kvodrel/close tcp_close dr=sk->sk_data_ready:x64 sc=sk->sk_state_change:x64 ws=sk->sk_write_space:x64' \
+	>>"$T/dynamic_events" || ktap_bail_out "cannot probe tcp_close"
+echo >"$T/trace"
+echo 1 >"$T/events/kvodrel/close/enable"
+
+http_setup
+awk '$4 == "[kvod]" { print "0x" $1 }' /proc/kallsyms >"$TMP/kvod.syms"
+# Item 7: Connection: close, read at about 10 KiB/s through a 4 KiB
+# receive buffer, about 20 s in all: TCP holds the end of the body long
+# after kvod queued it, which the old 2 s linger reset away. (The default
+# send timeout, 60 s, accepts this pace; 5 s would not.)
+head -c 196608 /dev/urandom >"$TMP/slow.ts"
+"$KVODCTL" add slow.ts "$TMP/slow.ts" || ktap_bail_out "cannot add slow.ts"
+"${HC[@]}" reader "$HTTP_ADDR" "$HTTP_PORT" slow.ts "$TMP/slow.ts" --close \
+	--rcvbuf 4096 --chunk 1024 --interval 0.1 --give-up 300 >"$TMP/r1"
+ktap_print_msg "$(cat "$TMP/r1")"
+check_eq "Connection: close read slowly for ~20 s: every byte, then EOF" \
+	complete "$(word1 "$TMP/r1")"
+"${HC[@]}" reader "$HTTP_ADDR" "$HTTP_PORT" slow.ts "$TMP/slow.ts" --close \
+	--shut --rcvbuf 4096 --chunk 2048 --interval 0.1 --give-up 300 >"$TMP/r2"
+ktap_print_msg "$(cat "$TMP/r2")"
+check_eq "... the same from a client that shut its write side" \
+	complete "$(word1 "$TMP/r2")"
+check_eq "... and neither counted as a timeout" 0 "$(http_counter timeouts)"
+"$KVODCTL" del slow.ts
+
+check_ok "http_send_timeout can be set to ${SEND_TIMEOUT} s" \
+	sh -c "echo $SEND_TIMEOUT >$P/http_send_timeout"
+# Only the send timeout may cut the stalled clients below.
+echo 600 >"$P/http_idle_timeout"
+
+# Section 5: two clients read a 32 MiB movie at a steady pace (the slower
+# would take about a minute); it is deleted under them; then one of them
+# reads a byte a second while kvod still has most of the movie to queue.
+# (The client starts trickling only after the checks, which take seconds
+# here, so that the send timeout cannot fire before them.)
+http_movie big.ts 32 || ktap_bail_out "cannot register big.ts"
+rm -f "$TMP/n.ready" "$TMP/t.ready" "$TMP/go"
+reader "$TMP/normal" big.ts "$TMP/big.ts" --first 1048576 --chunk 262144 \
+	--interval 0.125 --ready "$TMP/n.ready" --give-up 300
+normal_pid=$!
+reader "$TMP/trickle" big.ts "$TMP/big.ts" --first 1048576 --chunk 65536 \
+	--interval 0.125 --ready "$TMP/t.ready" --go "$TMP/go" --give-up 150
+trickle_pid=$!
+wait_for 120 test -e "$TMP/n.ready" -a -e "$TMP/t.ready"
+check_eq "two downloads hold big.ts" 2 "$(movie_field big.ts CLIENTS)"
+to0=$(http_counter timeouts)
+"$KVODCTL" del big.ts
+check_eq "DEL under them leaves a zombie" 1 "$(stat_field zombies)"
+touch "$TMP/go"
+wait "$trickle_pid"
+ktap_print_msg "trickle: $(cat "$TMP/trickle")"
+check_eq "a client reading a byte a second is reset by the send timeout" \
+	reset "$(word1 "$TMP/trickle")"
+check_eq "... counted as a timeout" 1 "$(($(http_counter timeouts) - to0))"
+wait "$normal_pid"
+ktap_print_msg "normal: $(cat "$TMP/normal")"
+check_eq "... while a client reading at a normal pace gets every byte" \
+	complete "$(word1 "$TMP/normal")"
+wait_for 10 test "$(stat_field zombies)" = 0
+check_eq "... and then the deleted movie is freed" 0 "$(stat_field zombies)"
+check_eq "... and no byte is resident" 0 "$(stat_field resident)"
+
+# The same once kvod queued all of the response: 8 KiB and its head fit
+# in the send buffer TCP starts with (16 KiB), the client's 2 KiB window
+# takes part, the rest waits for acknowledgements that never come. The
+# checks before the reset must take less than the send timeout here.
+"$KVODCTL" add big.ts "$TMP/big.ts" || ktap_bail_out "cannot add big.ts"
+rm -f "$TMP/t.ready"
+reader "$TMP/drain" big.ts "$TMP/big.ts" --range 0-8191 --rcvbuf 2048 \
+	--chunk 1 --interval 1 --ready "$TMP/t.ready" --give-up 90
+trickle_pid=$!
+wait_for 60 test -e "$TMP/t.ready"
+to0=$(http_counter timeouts)
+ktap_print_msg "$(queues)"
+"$KVODCTL" del big.ts
+check_eq "an unacknowledged response holds its deleted movie" 1 \
+	"$(stat_field zombies)"
+wait "$trickle_pid"
+ktap_print_msg "drain: $(cat "$TMP/drain")"
+check_eq "... until the send timeout resets it" reset "$(word1 "$TMP/drain")"
+wait_for 10 test "$(stat_field zombies)" = 0
+check_eq "... which frees the movie" 0 "$(stat_field zombies)"
+check_eq "... and counts a timeout" 1 "$(($(http_counter timeouts) - to0))"
+
+# Item 10: past the 503 slack (64 answers in flight), connections are
+# closed unanswered; before the fix they kept the listener's callbacks.
+echo 1 >"$P/http_max_conns"
+"${HC[@]}" refused "$HTTP_ADDR" "$HTTP_PORT" 150 >"$TMP/refused"
+echo 16384 >"$P/http_max_conns"
+ktap_print_msg "refused: $(cat "$TMP/refused")"
+check_ok "past the slack, connections are closed unanswered" \
+	grep -Eq 'none=[1-9]' "$TMP/refused"
+
+kvod_unload
+echo 0 >"$T/events/kvodrel/close/enable"
+grep -o '[a-z][a-z]=0x[0-9a-f]*' "$T/trace" | cut -d= -f2 | sort -u \
+	>"$TMP/ptrs"
+ktap_print_msg "$(grep -c 'close:' "$T/trace") tcp_close() calls traced"
+echo >"$T/trace"
+echo '-:kvodrel/close' >>"$T/dynamic_events"
+check_eq "no socket reached tcp_close() with a callback of kvod's" "" \
+	"$(grep -Fxf "$TMP/ptrs" "$TMP/kvod.syms" | paste -sd' ')"
+wait_for 20 test "$(tcp_inuse)" -le "$tcp0"
+check_ok "no TCP socket is left ($(tcp_inuse) in use, $tcp0 before)" \
+	test "$(tcp_inuse)" -le "$tcp0"
+
+ktap_finish
