@@ -55,6 +55,8 @@
 #include <linux/timekeeping.h>
 #include <linux/unaligned.h>
 #include <linux/workqueue.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
@@ -72,6 +74,10 @@
 #define PUSH_MAX		64
 /* Packets sent per work run at most, so one push cannot hog a worker. */
 #define PUSH_BATCH_MAX		1024
+/* Socket memory of one packet: 1356 bytes and headers in a 2 KiB buffer. */
+#define PUSH_TRUESIZE		SKB_TRUESIZE(2048)
+/* Send buffer for a window of packets, at most this much. */
+#define PUSH_SNDBUF_MAX		(32 << 20)
 
 /**
  * struct kvod_push - one running push
@@ -289,17 +295,26 @@ static void push_work(struct work_struct *w)
 			push_finish(p);
 			return;
 		}
-		if (push_send_one(p, len, now) || ++batch == PUSH_BATCH_MAX)
-			break;	/* full, or enough for now: come back soon */
+		if (push_send_one(p, len, now))
+			goto full;	/* this packet again, when there is room */
 		p->offset += len;
 		p->k++;
+		if (++batch == PUSH_BATCH_MAX) {
+			/* Enough for one run: let other work in, go on at once. */
+			queue_delayed_work(kvod_push_wq, &p->work, 0);
+			return;
+		}
 	}
 
 	/* Wake when half a window is left before the next packet is due. */
 	next = ktime_sub_ns(push_due(p, p->k), p->window / 2);
 	wait = ktime_to_ns(ktime_sub(next, push_now(p)));
 	queue_delayed_work(kvod_push_wq, &p->work,
-			   wait > 0 ? nsecs_to_jiffies(wait) : 1);
+			   wait > 0 ? nsecs_to_jiffies(wait) : 0);
+	return;
+full:
+	/* The socket holds all it may: packets leave, try in a tick. */
+	queue_delayed_work(kvod_push_wq, &p->work, 1);
 }
 
 static int push_sockaddr(const struct kvod_sockaddr *ua,
@@ -332,6 +347,32 @@ static int push_sockaddr(const struct kvod_sockaddr *ua,
 	return -EINVAL;
 }
 
+/*
+ * A qdisc that holds packets until their time holds them in the socket's
+ * send buffer too: make room for a window of them at the push's rate
+ * (within PUSH_SNDBUF_MAX), or the push waits for room a tick at a time
+ * and falls behind. And have the qdisc's drops (tsock's flow_limit and
+ * limit, for instance) returned as -ENOBUFS (IP_RECVERR), which UDP
+ * otherwise hides: the push then retries the packet instead of losing it.
+ */
+static void push_sock_tune(struct kvod_push *p)
+{
+	struct sock *sk = p->sock->sk;
+	u64 want = (div64_u64(p->window, p->interval) + 1) * PUSH_TRUESIZE;
+
+	want = min_t(u64, want, PUSH_SNDBUF_MAX);
+	if (sk->sk_family == AF_INET)
+		ip_sock_set_recverr(sk);
+	else
+		ip6_sock_set_recverr(sk);
+	lock_sock(sk);
+	if (want > sk->sk_sndbuf) {
+		sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+		WRITE_ONCE(sk->sk_sndbuf, want);
+	}
+	release_sock(sk);
+}
+
 /* A connected UDP socket in the caller's namespace, with SO_TXTIME on. */
 static int push_socket(struct kvod_push *p)
 {
@@ -346,6 +387,7 @@ static int push_socket(struct kvod_push *p)
 			       &p->sock);
 	if (ret)
 		return ret;
+	push_sock_tune(p);
 	ret = sock_setsockopt(p->sock, SOL_SOCKET, SO_TXTIME,
 			      KERNEL_SOCKPTR(&txt), sizeof(txt));
 	if (!ret)
