@@ -74,10 +74,10 @@ check_eq "under prio: prio counts the drops" "$(kstat tsock drops)" \
 
 # --- change that lowers the limit drops, counts and reports ---
 qd del parent 1:2 handle 10:
-qd add parent 1:2 handle 10: tsock horizon 20s ||
-	ktap_bail_out "tc qdisc add tsock (horizon 20s) failed"
-# 50 packets due 10 s from now: all queued.
-send 50 10000000 1000000
+qd add parent 1:2 handle 10: tsock horizon 60s ||
+	ktap_bail_out "tc qdisc add tsock (horizon 60s) failed"
+# 50 packets due 40 s from now (a loaded TCG guest is slow): all queued.
+send 50 40000000 1000000
 check_eq "50 queued" "50 50" "$(kstat tsock qlen) $(kstat prio qlen)"
 prio_drops=$(kstat prio drops)
 qd change parent 1:2 handle 10: tsock flow_limit 20 limit 20
