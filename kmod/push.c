@@ -44,9 +44,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
-#include <linux/delay.h>
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
