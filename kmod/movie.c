@@ -79,12 +79,18 @@ static struct page *chunk_alloc(unsigned int *order)
 	}
 }
 
+/*
+ * A movie of up to 1 TiB may be thousands of chunks (or, fragmented, far
+ * more): yield between them. Every caller may sleep (see kvod_movie_put()).
+ */
 static void movie_free_chunks(struct kvod_movie *movie)
 {
 	u32 i;
 
-	for (i = 0; i < movie->nr_chunks; i++)
+	for (i = 0; i < movie->nr_chunks; i++) {
 		__free_pages(movie->chunks[i].page, movie->chunks[i].order);
+		cond_resched();
+	}
 	kvfree(movie->chunks);
 	movie->chunks = NULL;
 	movie->nr_chunks = 0;
@@ -253,11 +259,15 @@ static void movie_release(struct kref *ref)
  * kvod_movie_put() - drop a reference to a movie
  * @movie: the movie, or NULL
  *
- * The last reference frees the movie's memory at once and the struct after
- * an RCU grace period. Any context but hard interrupts.
+ * The last reference frees the movie's memory at once, yielding the CPU
+ * between chunks, and the struct after an RCU grace period. Process
+ * context only, no spinlock or RCU read lock held: every caller is an
+ * ioctl, a work item or an rdma_cm handler. might_sleep() makes the debug
+ * kernel catch a caller that is not, even when it is not the last one.
  */
 void kvod_movie_put(struct kvod_movie *movie)
 {
+	might_sleep();
 	if (movie)
 		kref_put(&movie->ref, movie_release);
 }

@@ -22,9 +22,13 @@
  * on its movie and a kernel UDP socket in the caller's namespace, and put
  * on kvod_pushes. It ends in one of two ways, and whoever takes it off
  * the list under kvod_push_lock owns the teardown:
- *  - its own work item, at the end of the movie: it unlinks itself, frees
- *    itself and does not requeue. Module exit waits for such work by
- *    destroying kvod_push_wq.
+ *  - its own work item, at the end of the movie: it moves itself to
+ *    kvod_push_ending, releases its socket and movie, leaves that list,
+ *    wakes kvod_push_ended and frees itself; it does not requeue. The
+ *    namespace's pre_exit waits until no push of its namespace is on
+ *    kvod_push_ending, so no socket is released after the namespace's
+ *    UDP state is gone. Module exit waits for such work by destroying
+ *    kvod_push_wq.
  *  - PUSH_STOP, the namespace's pre_exit, or module exit: they unlink it,
  *    then cancel_delayed_work_sync() (which also stops a work item that
  *    requeues itself), then free it. A work item that finds itself
@@ -34,16 +38,19 @@
  * pernet pre_exit hook stops the namespace's pushes while it is intact.
  *
  * The ioctl path takes kvod_push_lock only to link, find, list and
- * unlink; the work item takes it once, at the end, to check that it is
- * still linked. Counters are atomics that LIST reads without order.
+ * unlink; the work item takes it at the end only, to check that it is
+ * still linked and to leave kvod_push_ending. Counters are atomics that
+ * LIST reads without order.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/net_tstamp.h>
@@ -55,6 +62,8 @@
 #include <linux/timekeeping.h>
 #include <linux/unaligned.h>
 #include <linux/workqueue.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
@@ -72,10 +81,15 @@
 #define PUSH_MAX		64
 /* Packets sent per work run at most, so one push cannot hog a worker. */
 #define PUSH_BATCH_MAX		1024
+/* Socket memory of one packet: 1356 bytes and headers in a 2 KiB buffer. */
+#define PUSH_TRUESIZE		SKB_TRUESIZE(2048)
+/* Send buffer for a window of packets, at most this much. */
+#define PUSH_SNDBUF_MAX		(32 << 20)
 
 /**
  * struct kvod_push - one running push
- * @node: on kvod_pushes while alive, under kvod_push_lock
+ * @node: on kvod_pushes while alive, then on kvod_push_ending while it
+ *	releases itself, under kvod_push_lock
  * @work: the sender; see the lifetime rules above
  * @id: userspace handle
  * @opts: KVOD_PUSH_*
@@ -128,10 +142,23 @@ struct kvod_push {
 };
 
 static LIST_HEAD(kvod_pushes);		/* under kvod_push_lock, by id */
+static LIST_HEAD(kvod_push_ending);	/* under kvod_push_lock */
+static unsigned long kvod_push_ended_gen;	/* bumped as one leaves it */
+static DECLARE_WAIT_QUEUE_HEAD(kvod_push_ended);
 static DEFINE_MUTEX(kvod_push_lock);
 static u32 kvod_nr_pushes;		/* under kvod_push_lock */
 static u32 kvod_push_last_id;		/* under kvod_push_lock */
 static struct workqueue_struct *kvod_push_wq;
+
+/*
+ * For the tests only: widen the window between a push that ended by itself
+ * leaving the list and its socket's release, which netns teardown must
+ * wait for (selftests/kvod/push_netns.sh).
+ */
+static unsigned int push_release_delay_ms;
+module_param(push_release_delay_ms, uint, 0600);
+MODULE_PARM_DESC(push_release_delay_ms,
+		 "testing only: sleep this long before a push that ended releases its socket");
 
 static ktime_t push_now(const struct kvod_push *p)
 {
@@ -246,32 +273,57 @@ static size_t push_next_len(struct kvod_push *p)
 	return min_t(u64, PUSH_PAYLOAD, rounddown(left, PUSH_TS_PACKET));
 }
 
-static void push_free(struct kvod_push *p)
+/* The socket first (no more sends), then the movie reference. */
+static void push_release(struct kvod_push *p)
 {
 	sock_release(p->sock);
+	p->sock = NULL;
 	atomic_dec(&p->movie->active_clients);
 	kvod_movie_put(p->movie);
+	p->movie = NULL;
+}
+
+static void push_free(struct kvod_push *p)
+{
+	push_release(p);
 	kfree(p);
 }
 
-/* The push ended by itself; free it unless a stopper owns it already. */
+/*
+ * The push ended by itself; free it unless a stopper owns it already.
+ * While it releases its socket it stays on kvod_push_ending, where its
+ * namespace's pre_exit finds it and waits.
+ */
 static void push_finish(struct kvod_push *p)
 {
+	unsigned int delay = READ_ONCE(push_release_delay_ms);
 	bool mine;
 
 	mutex_lock(&kvod_push_lock);
 	mine = p->linked;
 	if (mine) {
 		p->linked = false;
-		list_del(&p->node);
+		list_move_tail(&p->node, &kvod_push_ending);
 		kvod_nr_pushes--;
 	}
 	mutex_unlock(&kvod_push_lock);
-	if (mine) {
-		pr_debug("push %u: done after %lld packets\n", p->id,
-			 atomic64_read(&p->packets));
-		push_free(p);
-	}
+	if (!mine)
+		return;
+
+	pr_debug("push %u: done after %lld packets\n", p->id,
+		 atomic64_read(&p->packets));
+	if (delay)
+		msleep(delay);
+	push_release(p);
+	pr_debug("push %u: released\n", p->id);
+
+	mutex_lock(&kvod_push_lock);
+	list_del(&p->node);
+	WRITE_ONCE(kvod_push_ended_gen, kvod_push_ended_gen + 1);
+	mutex_unlock(&kvod_push_lock);
+	/* The waiter looks at the list only, never at @p. */
+	wake_up_all(&kvod_push_ended);
+	kfree(p);
 }
 
 static void push_work(struct work_struct *w)
@@ -289,17 +341,26 @@ static void push_work(struct work_struct *w)
 			push_finish(p);
 			return;
 		}
-		if (push_send_one(p, len, now) || ++batch == PUSH_BATCH_MAX)
-			break;	/* full, or enough for now: come back soon */
+		if (push_send_one(p, len, now))
+			goto full;	/* this packet again, when there is room */
 		p->offset += len;
 		p->k++;
+		if (++batch == PUSH_BATCH_MAX) {
+			/* Enough for one run: let other work in, go on at once. */
+			queue_delayed_work(kvod_push_wq, &p->work, 0);
+			return;
+		}
 	}
 
 	/* Wake when half a window is left before the next packet is due. */
 	next = ktime_sub_ns(push_due(p, p->k), p->window / 2);
 	wait = ktime_to_ns(ktime_sub(next, push_now(p)));
 	queue_delayed_work(kvod_push_wq, &p->work,
-			   wait > 0 ? nsecs_to_jiffies(wait) : 1);
+			   wait > 0 ? nsecs_to_jiffies(wait) : 0);
+	return;
+full:
+	/* The socket holds all it may: packets leave, try in a tick. */
+	queue_delayed_work(kvod_push_wq, &p->work, 1);
 }
 
 static int push_sockaddr(const struct kvod_sockaddr *ua,
@@ -332,6 +393,32 @@ static int push_sockaddr(const struct kvod_sockaddr *ua,
 	return -EINVAL;
 }
 
+/*
+ * A qdisc that holds packets until their time holds them in the socket's
+ * send buffer too: make room for a window of them at the push's rate
+ * (within PUSH_SNDBUF_MAX), or the push waits for room a tick at a time
+ * and falls behind. And have the qdisc's drops (tsock's flow_limit and
+ * limit, for instance) returned as -ENOBUFS (IP_RECVERR), which UDP
+ * otherwise hides: the push then retries the packet instead of losing it.
+ */
+static void push_sock_tune(struct kvod_push *p)
+{
+	struct sock *sk = p->sock->sk;
+	u64 want = (div64_u64(p->window, p->interval) + 1) * PUSH_TRUESIZE;
+
+	want = min_t(u64, want, PUSH_SNDBUF_MAX);
+	if (sk->sk_family == AF_INET)
+		ip_sock_set_recverr(sk);
+	else
+		ip6_sock_set_recverr(sk);
+	lock_sock(sk);
+	if (want > sk->sk_sndbuf) {
+		sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+		WRITE_ONCE(sk->sk_sndbuf, want);
+	}
+	release_sock(sk);
+}
+
 /* A connected UDP socket in the caller's namespace, with SO_TXTIME on. */
 static int push_socket(struct kvod_push *p)
 {
@@ -346,6 +433,7 @@ static int push_socket(struct kvod_push *p)
 			       &p->sock);
 	if (ret)
 		return ret;
+	push_sock_tune(p);
 	ret = sock_setsockopt(p->sock, SOL_SOCKET, SO_TXTIME,
 			      KERNEL_SOCKPTR(&txt), sizeof(txt));
 	if (!ret)
@@ -555,9 +643,37 @@ static void push_stop_all(struct net *net)
 		push_stop(p);
 }
 
+/* Is a push of @net still releasing itself? @gen: the list's generation. */
+static bool push_ending(struct net *net, unsigned long *gen)
+{
+	struct kvod_push *p;
+	bool found = false;
+
+	mutex_lock(&kvod_push_lock);
+	*gen = kvod_push_ended_gen;
+	list_for_each_entry(p, &kvod_push_ending, node) {
+		if (net_eq(p->net, net)) {
+			found = true;
+			break;
+		}
+	}
+	mutex_unlock(&kvod_push_lock);
+	return found;
+}
+
+/*
+ * Before the namespace's UDP state goes: stop its pushes, and wait for
+ * those that ended by themselves to release their sockets.
+ */
 static void __net_exit push_net_pre_exit(struct net *net)
 {
+	unsigned long gen;
+
 	push_stop_all(net);
+	while (push_ending(net, &gen))
+		wait_event(kvod_push_ended,
+			   READ_ONCE(kvod_push_ended_gen) != gen);
+	pr_debug("netns %u: pushes released\n", net->ns.inum);
 }
 
 static struct pernet_operations push_net_ops = {

@@ -413,12 +413,19 @@ static void account_release(struct tsock_sched_data *q, s64 late)
 		q->st.lateness_max = late;
 }
 
-/* The next timed packet that is due, or NULL; drops late ones by policy. */
+/*
+ * The next timed packet that is due, or NULL; drops late ones by policy.
+ * Runs without RTNL: drops are freed here, as sch_etf does, so that their
+ * sockets get their memory back now (rtnl_kfree_skbs() would hold them
+ * until some unrelated RTNL unlock, and its list is not ours to use
+ * without RTNL). The parent learns of every drop, even when the queue is
+ * now empty (qlen_notify is idempotent), or it keeps a phantom backlog.
+ */
 static struct sk_buff *dequeue_timed(struct Qdisc *sch, ktime_t now)
 {
 	struct tsock_sched_data *q = qdisc_priv(sch);
 	unsigned int drops = 0, drop_len = 0;
-	struct sk_buff *skb = NULL;
+	struct sk_buff *skb = NULL, *to_free = NULL;
 	struct tsock_flow *f;
 	s64 late;
 
@@ -436,13 +443,12 @@ static struct sk_buff *dequeue_timed(struct Qdisc *sch, ktime_t now)
 		report_sock_error(skb, ECANCELED, SO_EE_CODE_TXTIME_MISSED);
 		drops++;
 		drop_len += qdisc_pkt_len(skb);
-		qdisc_qstats_drop(sch);
-		rtnl_kfree_skbs(skb, skb);
+		qdisc_drop(skb, sch, &to_free);
 		skb = NULL;
 	}
-	/* As codel: a parent must not see us empty from inside dequeue. */
-	if (drops && sch->q.qlen)
+	if (drops)
 		qdisc_tree_reduce_backlog(sch, drops, drop_len);
+	kfree_skb_list(to_free);
 	return skb;
 }
 
@@ -633,9 +639,12 @@ static int tsock_change(struct Qdisc *sch, struct nlattr *opt,
 
 		drops++;
 		drop_len += qdisc_pkt_len(skb);
-		rtnl_kfree_skbs(skb, skb);
+		q->st.drop_limit++;
+		qdisc_qstats_drop(sch);
+		rtnl_kfree_skbs(skb, skb);	/* change runs under RTNL */
 	}
-	qdisc_tree_reduce_backlog(sch, drops, drop_len);
+	if (drops)
+		qdisc_tree_reduce_backlog(sch, drops, drop_len);
 	reset_watchdog(sch);
 	sch_tree_unlock(sch);
 	return 0;

@@ -4,19 +4,23 @@
  * (SO_TIMESTAMPNS, the kernel's receive time) against when it was due.
  *
  *   txrecv -p PORT [-n COUNT] [-t IDLE_MS] [-T TOTAL_MS] [-R PPS] [-o FILE]
+ *          [-P FILE]
  *
  * Stops after COUNT packets, after IDLE ms without one (counted from the
  * start until the first comes), or after TOTAL ms. Without -R packets
  * carry a struct txt_hdr with their due time. With -R the stream is RTP
  * (kvod's push): the due time of packet k is taken as k / PPS after the
  * first, where k counts RTP sequence numbers; the RTP header and MPEG-TS
- * payload are checked too.
+ * payload are checked too, and -P FILE writes the RTP payloads to FILE in
+ * arrival order (to compare with the movie).
  *
  * Prints key=value pairs:
  *   received, in_order (arrivals in due-time order), bad (malformed),
  *   err_p50_us/err_p99_us/err_max_us: |arrival - due| (not with -R),
  *   jit_p50_us/jit_p99_us/jit_max_us: the same after removing the median
  *   of (arrival - due), i.e. the constant path delay,
+ *   seq_dup/seq_gap (with -R): packets whose sequence number is not
+ *   ahead of the previous one, and packets that skip numbers,
  *   first_ms/last_ms: first and last arrival relative to the first due,
  *   min_err_us: the smallest (arrival - due); negative means early.
  */
@@ -76,6 +80,8 @@ int main(int argc, char **argv)
 {
 	long want = 0, idle = 1000, total = 60000, n = 0, cap = 1 << 16;
 	long bad = 0, i, in_order = 1, rtp_k = -1, rtp_last = -1;
+	long seq_dup = 0, seq_gap = 0;
+	FILE *payload = NULL;
 	struct rec *r = malloc(cap * sizeof(*r));
 	const char *out = NULL;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -84,7 +90,7 @@ int main(int argc, char **argv)
 	int fd, c, one = 1, rcvbuf = 16 << 20;
 	unsigned char buf[65536];
 
-	while ((c = getopt(argc, argv, "p:n:t:T:R:o:")) != -1) {
+	while ((c = getopt(argc, argv, "p:n:t:T:R:o:P:")) != -1) {
 		switch (c) {
 		case 'p': sa.sin_port = htons(atoi(optarg)); break;
 		case 'n': want = atol(optarg); break;
@@ -92,6 +98,13 @@ int main(int argc, char **argv)
 		case 'T': total = atol(optarg); break;
 		case 'R': rtp_pps = atof(optarg); break;
 		case 'o': out = optarg; break;
+		case 'P':
+			payload = fopen(optarg, "w");
+			if (!payload) {
+				perror(optarg);
+				return 1;
+			}
+			break;
 		default: return 2;
 		}
 	}
@@ -143,11 +156,20 @@ int main(int argc, char **argv)
 				continue;
 			}
 			/* Unwrap the 16-bit sequence number. */
-			if (rtp_last < 0)
+			if (rtp_last < 0) {
 				rtp_k = 0;
-			else
-				rtp_k += (uint16_t)(s - rtp_last);
+			} else {
+				uint16_t d = s - rtp_last;
+
+				if (d == 0 || d >= 0x8000)
+					seq_dup++;
+				else if (d > 1)
+					seq_gap++;
+				rtp_k += d;
+			}
 			rtp_last = s;
+			if (payload)
+				fwrite(buf + 12, 1, len - 12, payload);
 			r[n].seq = rtp_k;
 			r[n].flow = 0;
 			r[n].due = (int64_t)(rtp_k * 1e9 / rtp_pps);
@@ -202,7 +224,11 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 	}
+	if (payload)
+		fclose(payload);
 	printf("received=%ld in_order=%ld bad=%ld\n", n, in_order, bad);
+	if (rtp_pps > 0)
+		printf("seq_dup=%ld seq_gap=%ld\n", seq_dup, seq_gap);
 	/* RTP carries no absolute due time: only the jitter means something. */
 	if (rtp_pps <= 0)
 		printf("err_p50_us=%.1f err_p99_us=%.1f err_max_us=%.1f\n",

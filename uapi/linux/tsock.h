@@ -52,7 +52,8 @@ enum {
  * @drop_horizon: packets due beyond the horizon, dropped at enqueue
  * @drop_clock: packets stamped in a clock other than the qdisc's
  * @drop_flow_limit: packets over the per-flow limit
- * @drop_limit: packets over the total limit, or no memory for a flow
+ * @drop_limit: packets over the total limit, or no memory for a flow,
+ *	or dropped by a change that lowered the limit
  * @wakeups: watchdog deadlines reached (timer wakeups)
  * @offloaded: packets handed to the device ahead of their time
  * @lateness_sum: sum over released timed packets of (release - due), ns,

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ip netns del at the moment a namespace's pushes end by themselves. A
+# push that ends releases its socket from its own work item; the
+# namespace's teardown (kvod's pernet pre_exit) must wait for that release,
+# or the socket is released after the namespace's UDP state is gone (a
+# use-after-free the debug kernel reports). kvod.push_release_delay_ms
+# widens the window between a push leaving the list and its release, so
+# that on any kernel the order is visible in kvod's debug log: every
+# "push N: released" before "netns INUM: pushes released". Then the same
+# race without the delay, repeated; the kernel log must stay clean.
+#
+# timeout: 600
+
+# shellcheck source=selftests/kvod/tsock_lib.bash
+. "$(dirname "$0")/tsock_lib.bash"
+
+kvod_require_guest
+tsock_require_tools
+ktap_header
+ktap_plan 7
+
+KVODCTL=$KVOD_REPO/tools/kvodctl
+PARAM=/sys/module/kvod/parameters/push_release_delay_ms
+NS=push-ns-$$
+TMP=$(mktemp -d)
+cleanup() {
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# 20 RTP packets of a synthetic MPEG-TS movie.
+python3 -c '
+import sys
+with open(sys.argv[1], "wb") as f:
+    f.write((b"\x47" + b"\0" * 187) * 140)
+' "$TMP/m.ts" || ktap_bail_out "cannot make the movie"
+
+kvod_load dyndbg=+p || ktap_bail_out "insmod kvod failed"
+"$KVODCTL" add m "$TMP/m.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
+
+pushes() {
+	"$KVODCTL" list --json | jq -r '.pushes | length'
+}
+
+no_pushes() {
+	[ "$(pushes)" = 0 ]
+}
+
+# round NPUSH RATE [SLEEP]: a namespace with NPUSH pushes of the 20-packet
+# movie at RATE; delete it SLEEP seconds after starting the last one, or
+# without SLEEP as soon as the last one is off the list. Prints the
+# namespace's inode number and the pushes' ids.
+round() {
+	local i inum
+
+	ip netns add "$NS" && ip -n "$NS" link set lo up || return 1
+	inum=$(stat -L -c %i "/run/netns/$NS")
+	echo "$inum"
+	for ((i = 0; i < $1; i++)); do
+		ip netns exec "$NS" "$KVODCTL" push m "udp://127.0.0.1:$((5020 + i))" \
+			--rate "$2" --window 20 || return 1
+	done
+	if [ -n "${3:-}" ]; then
+		sleep "$3"
+	else
+		wait_for 20 no_pushes
+	fi
+	ip netns del "$NS"
+}
+
+# released_first INUM IDS...: in the kernel log, every push's release
+# comes before its namespace's pre_exit finished.
+released_first() {
+	local inum=$1 id log ns_line line
+
+	shift
+	log=$(dmesg)
+	ns_line=$(grep -n "kvod: netns $inum: pushes released" <<<"$log" |
+		cut -d: -f1 | head -n1)
+	[ -n "$ns_line" ] || { ktap_print_msg "no pre_exit line for $inum"; return 1; }
+	for id; do
+		line=$(grep -n "kvod: push $id: released" <<<"$log" |
+			cut -d: -f1 | head -n1)
+		if [ -z "$line" ] || [ "$line" -gt "$ns_line" ]; then
+			ktap_print_msg "push $id released at log line ${line:-never}, netns $inum gone at $ns_line"
+			return 1
+		fi
+	done
+}
+
+# ns_gone INUM: kvod logged the end of that namespace's pre_exit.
+ns_gone() {
+	dmesg | grep -q "kvod: netns $1: pushes released"
+}
+
+# Longer than the guest takes from the last push to pre_exit (about 2 s).
+check_ok "delay knob set" sh -c "echo 10000 > $PARAM"
+out=$(round 4 20M) || ktap_print_msg "round failed: $out"
+inum=$(head -n1 <<<"$out")
+ids=$(tail -n +2 <<<"$out")
+check_eq "4 pushes started" 4 "$(wc -l <<<"$ids")"
+first=$(head -n1 <<<"$ids")
+if dmesg | grep -q "kvod: push ${first:-0}: "; then
+	check_ok "namespace torn down" wait_for 60 ns_gone "$inum"
+	# shellcheck disable=SC2086 # one id per word
+	check_ok "its pushes were released before pre_exit returned" \
+		released_first "$inum" $ids
+else
+	# The debug kernel has no dynamic debug; KASAN sees a late release.
+	sleep 15
+	ktap_skip "namespace torn down" "no kvod debug lines (kernel without DYNAMIC_DEBUG)"
+	ktap_skip "its pushes were released before pre_exit returned" \
+		"no kvod debug lines; the kernel log check covers it"
+fi
+
+check_ok "delay knob cleared" sh -c "echo 0 > $PARAM"
+fails=0
+for r in $(seq 1 10); do
+	# 20 packets at 400 kbit/s: about half a second each.
+	out=$(round 8 400k "0.$((RANDOM % 8))") || { fails=$((fails + 1)); ktap_print_msg "round $r failed: $out"; }
+	inum=$(head -n1 <<<"$out")
+	wait_for 30 ns_gone "$inum" || fails=$((fails + 1))
+done
+check_eq "10 rounds of netns del as 8 pushes end" 0 "$fails"
+check_ok "no push left" wait_for 20 no_pushes
+
+kvod_unload
+ktap_finish
