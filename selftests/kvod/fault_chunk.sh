@@ -35,6 +35,7 @@ ktap_plan 10
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start
 "$KVODCTL" listen http 127.0.0.1:8080 || ktap_bail_out "cannot listen on http"
+leak_mark
 fault_filter
 
 # 12 MiB and a ragged tail: 6 chunks and a few small ones unfragmented.

@@ -24,6 +24,7 @@ kvod_require_guest
 NS=kvod-race-$$
 NS_ADDR=198.18.2.1
 HOST_ADDR=198.18.2.2
+VETH=kvn
 # A 1 MiB movie pushed at 8 Mbit/s lasts about a second.
 PUSH_RATE=8000000
 cleanup() {
@@ -46,10 +47,11 @@ PUSH_MS=$(($(stat -c %s "$RACE_TMP/film") * 8 * 1000 / PUSH_RATE))
 # ns_up: the namespace, its veth to us, and kvod's listeners in it.
 ns_up() {
 	ip netns add "$NS" &&
-		ip link add kvn0 type veth peer name kvn1 netns "$NS" &&
-		ip addr add "$HOST_ADDR/30" dev kvn0 && ip link set kvn0 up &&
-		ip -n "$NS" addr add "$NS_ADDR/30" dev kvn1 &&
-		ip -n "$NS" link set kvn1 up && ip -n "$NS" link set lo up &&
+		ip link add "${VETH}0" type veth peer name "${VETH}1" netns "$NS" &&
+		ip addr add "$HOST_ADDR/30" dev "${VETH}0" &&
+		ip link set "${VETH}0" up &&
+		ip -n "$NS" addr add "$NS_ADDR/30" dev "${VETH}1" &&
+		ip -n "$NS" link set "${VETH}1" up && ip -n "$NS" link set lo up &&
 		ip netns exec "$NS" "$KVODCTL" listen http "$NS_ADDR:8080" &&
 		ip netns exec "$NS" "$KVODCTL" listen rdma 0.0.0.0:7471 &&
 		ip netns exec "$NS" "$KVODCTL" listen rdma "$NS_ADDR:7472"
@@ -100,7 +102,7 @@ round() {
 	inum=$(stat -L -c %i "/run/netns/$NS")
 	push_rx >>"$RACE_TMP/push.out" &
 	RACE_PIDS+=($!)
-	wait_for 10 test -e "$RACE_TMP/rx.log"
+	wait_for 10 grep -q listening "$RACE_TMP/rx.log"
 	for _ in 1 2; do
 		race_http "http://$NS_ADDR:8080/film" "$RACE_TMP/film" \
 			>>"$RACE_TMP/http.out" &
@@ -139,16 +141,23 @@ check_eq "nothing of kvod left in any namespace, no reader on the movie" \
 	"0 0 0" \
 	"$("$KVODCTL" list --json | jq '.listeners + .pushes | length') $("$KVODCTL" info film --json | jq .active_clients) $("$KVOD_HELPER" stats | cut -d' ' -f2)"
 
-# A namespace with listeners, downloads and pushes deleted during rmmod.
+# A namespace with listeners, downloads and pushes deleted during rmmod:
+# a fresh one, whatever became of the last round's.
 ip netns del "$NS" 2>/dev/null
+NS=$NS-rm
+VETH=kvm
+NS_ADDR=198.18.3.1
+HOST_ADDR=198.18.3.2
 rm -f "$RACE_TMP"/*.out "$RACE_TMP/rx.log"
-if ns_up; then
+if ! ns_up; then
+	ktap_print_msg "cannot build namespace $NS"
+else
 	push_rx >>"$RACE_TMP/push.out" &
 	RACE_PIDS+=($!)
 	race_http "http://$NS_ADDR:8080/film" "$RACE_TMP/film" \
 		>>"$RACE_TMP/http.out" &
 	RACE_PIDS+=($!)
-	wait_for 10 test -e "$RACE_TMP/rx.log"
+	wait_for 10 grep -q listening "$RACE_TMP/rx.log"
 	push_start
 	ip netns exec "$NS" "$KVODCTL" push film udp://127.0.0.1:5008 --loop \
 		>/dev/null
@@ -165,9 +174,9 @@ check_eq "rmmod and ip netns del at once both succeed, kvod is gone" \
 wait "${RACE_PIDS[@]}"
 RACE_PIDS=()
 check_eq "... their clients: none corrupt, none hung" "0 0" \
-	"$(cat "$RACE_TMP"/*.out | grep -cx corrupt) $(cat "$RACE_TMP"/*.out | grep -cx hung)"
-wait_for 20 test ! -e "/sys/class/net/kvn0"
-check_eq "... and the namespace's devices are gone" no \
-	"$([ -e /sys/class/net/kvn0 ] && echo yes || echo no)"
+	"$(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx corrupt) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx hung)"
+wait_for 20 test ! -e /sys/class/net/kvn0 -a ! -e /sys/class/net/kvm0
+check_eq "... and the namespaces' devices are gone" "no no" \
+	"$([ -e /sys/class/net/kvn0 ] && echo yes || echo no) $([ -e /sys/class/net/kvm0 ] && echo yes || echo no)"
 
 ktap_finish
