@@ -30,7 +30,7 @@ HTTP_URL=http://127.0.0.1:8080
 trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT
 
 ktap_header
-fault_require 10
+fault_require
 ktap_plan 10
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start

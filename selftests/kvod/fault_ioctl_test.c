@@ -22,8 +22,9 @@
  *  - the same call without a fault then succeeds, and undoing it restores
  *    the state once more.
  *
- * The last test scans kmemleak (when the kernel has it) and fails on any
- * new leak whose allocation trace goes through kvod.
+ * After the last sweep (the harness may run the tests in any order), the
+ * teardown scans kmemleak (when the kernel has it) and fails on any new
+ * leak whose allocation trace goes through kvod.
  *
  * The kernel needs CONFIG_FAULT_INJECTION, FAILSLAB, FAIL_PAGE_ALLOC and
  * FAULT_INJECTION_DEBUG_FS: Debian's does not have them, and there every
@@ -33,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 
@@ -64,9 +66,13 @@
 #define RXE_TEARDOWN							\
 	"rdma link del kvod_rxe0 2>/dev/null; ip link del kvodr0 2>/dev/null"
 
+/* The TEST_F(fault, ...) below; the last to end checks for leaks. */
+#define NR_SWEEP_TESTS	9
+
 static char ko_path[PATH_MAX];
 static bool have_fault, have_rxe;
 static pid_t main_pid;
+static unsigned int *sweeps_done;	/* shared by the tests' processes */
 
 static int write_file(const char *path, const char *s)
 {
@@ -287,6 +293,74 @@ static int state_clear(int dev)
 	return ret;
 }
 
+/*
+ * The whole of kmemleak's report, or NULL. Reports are never cleared (the
+ * runner counts them after every program), so main() keeps the report
+ * from before the tests and only reports not in it count.
+ */
+static char *leaks_before;
+
+static char *kmemleak_read(void)
+{
+	char *report = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(KMEMLEAK, "r");
+
+	if (!f)
+		return NULL;
+	if (getdelim(&report, &cap, '\0', f) < 0) {
+		free(report);
+		report = strdup("");
+	}
+	fclose(f);
+	return report;
+}
+
+/*
+ * After the last sweep: kmemleak reports an object once it has been
+ * unreferenced for 5 s, so wait, scan twice (as the kernel's docs advise)
+ * and look for new reports whose allocation trace goes through kvod.
+ */
+static void leak_check(struct __test_metadata *_metadata)
+{
+	char *report, *p, *end, *nl;
+	unsigned int leaks = 0, ours = 0;
+	size_t len;
+
+	if (access(KMEMLEAK, R_OK) || !leaks_before) {
+		ksft_print_msg("no kmemleak in this kernel: leaks not checked\n");
+		return;
+	}
+	sleep(6);
+	ASSERT_EQ(0, write_file(KMEMLEAK, "scan"));
+	ASSERT_EQ(0, write_file(KMEMLEAK, "scan"));
+	report = kmemleak_read();
+	ASSERT_NE(NULL, report);
+	for (p = strstr(report, "unreferenced object"); p; p = end) {
+		end = strstr(p + 1, "unreferenced object");
+		len = end ? (size_t)(end - p) : strlen(p);
+		nl = memchr(p, '\n', len);
+		leaks++;
+		/* Known before: its first line is in the old report. */
+		if (nl) {
+			*nl = '\0';
+			if (strstr(leaks_before, p)) {
+				*nl = '\n';
+				continue;
+			}
+			*nl = '\n';
+		}
+		if (memmem(p, len, "kvod", 4)) {
+			ours++;
+			printf("# %.*s", (int)len, p);
+		}
+	}
+	free(report);
+	ksft_print_msg("kmemleak after the last sweep: %u report(s), %u new through kvod\n",
+		       leaks, ours);
+	EXPECT_EQ(0U, ours);
+}
+
 FIXTURE(fault) {
 	int dev;
 	int nth;
@@ -327,6 +401,10 @@ FIXTURE_SETUP(fault)
 
 FIXTURE_TEARDOWN(fault)
 {
+	bool last = sweeps_done &&
+		    __atomic_add_fetch(sweeps_done, 1, __ATOMIC_SEQ_CST) ==
+		    NR_SWEEP_TESTS;
+
 	if (self->nth >= 0) {
 		nth_set(self->nth, 0);
 		close(self->nth);
@@ -341,6 +419,8 @@ FIXTURE_TEARDOWN(fault)
 		close(self->one);
 	if (self->many >= 0)
 		close(self->many);
+	if (last)
+		leak_check(_metadata);
 }
 
 typedef FIXTURE_DATA(fault) fault_t;
@@ -674,86 +754,6 @@ TEST_F_TIMEOUT(fault, push_start_stop, 600)
 
 /* --- Leaks ------------------------------------------------------------------ */
 
-FIXTURE(leaks) {
-	int unused;
-};
-
-FIXTURE_SETUP(leaks)
-{
-}
-
-FIXTURE_TEARDOWN(leaks)
-{
-}
-
-/*
- * The whole of kmemleak's report, or NULL. Reports are never cleared (the
- * runner counts them after every program), so main() keeps the report
- * from before the tests and only reports not in it count.
- */
-static char *leaks_before;
-
-static char *kmemleak_read(void)
-{
-	char *report = NULL;
-	size_t cap = 0;
-	FILE *f = fopen(KMEMLEAK, "r");
-
-	if (!f)
-		return NULL;
-	if (getdelim(&report, &cap, '\0', f) < 0) {
-		free(report);
-		report = strdup("");
-	}
-	fclose(f);
-	return report;
-}
-
-/*
- * Last: kmemleak reports an object once it has been unreferenced for 5 s,
- * so wait, scan twice (as the kernel's docs advise) and look for new
- * reports whose allocation trace goes through kvod.
- */
-TEST_F_TIMEOUT(leaks, kmemleak_none_from_kvod, 600)
-{
-	char *report, *p, *end, *nl;
-	unsigned int leaks = 0, ours = 0;
-	size_t len;
-
-	if (!have_fault)
-		SKIP(return, NO_FAULT);
-	if (access(KMEMLEAK, R_OK) || !leaks_before)
-		SKIP(return, "no kmemleak in this kernel");
-	sleep(6);
-	ASSERT_EQ(0, write_file(KMEMLEAK, "scan"));
-	ASSERT_EQ(0, write_file(KMEMLEAK, "scan"));
-	report = kmemleak_read();
-	ASSERT_NE(NULL, report);
-	for (p = strstr(report, "unreferenced object"); p; p = end) {
-		end = strstr(p + 1, "unreferenced object");
-		len = end ? (size_t)(end - p) : strlen(p);
-		nl = memchr(p, '\n', len);
-		leaks++;
-		/* Known before: its first line is in the old report. */
-		if (nl) {
-			*nl = '\0';
-			if (strstr(leaks_before, p)) {
-				*nl = '\n';
-				continue;
-			}
-			*nl = '\n';
-		}
-		if (memmem(p, len, "kvod", 4)) {
-			ours++;
-			printf("# %.*s", (int)len, p);
-		}
-	}
-	free(report);
-	ksft_print_msg("kmemleak: %u report(s), %u new through kvod\n", leaks,
-		       ours);
-	EXPECT_EQ(0U, ours);
-}
-
 /* ------------------------------------------------------------------ */
 
 static bool in_guest(void)
@@ -821,5 +821,9 @@ int main(int argc, char **argv)
 	main_pid = getpid();
 	atexit(unload_at_exit);
 	leaks_before = kmemleak_read();
+	sweeps_done = mmap(NULL, sizeof(*sweeps_done), PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sweeps_done == MAP_FAILED)
+		sweeps_done = NULL;
 	return test_harness_run(argc, argv);
 }

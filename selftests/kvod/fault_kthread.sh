@@ -38,7 +38,7 @@ RACE_CLIENT_TIMEOUT=120
 trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT
 
 ktap_header
-fault_require $((2 * ${#PROBS[@]} + 3))
+fault_require
 ktap_plan $((2 * ${#PROBS[@]} + 3))
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start
