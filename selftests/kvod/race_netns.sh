@@ -160,6 +160,7 @@ else
 	wait_for 10 grep -q listening "$RACE_TMP/rx.log"
 	push_start
 	ip netns exec "$NS" "$KVODCTL" push film udp://127.0.0.1:5008 --loop \
+		--rate "$PUSH_RATE" \
 		>/dev/null
 fi
 ip netns del "$NS" &
