@@ -428,12 +428,15 @@ typedef FIXTURE_DATA(fault) fault_t;
 /*
  * One call under test: @op makes it, @undo takes back its effect (NULL
  * when it has none), @check verifies a success (NULL: nothing to check).
+ * @below is an errno that a layer below kvod returns for a failed
+ * allocation, and that kvod cannot tell from the real thing (0: none).
  */
 struct call {
 	const char *name;
 	int (*op)(fault_t *f);
 	int (*undo)(fault_t *f);
 	int (*check)(fault_t *f);
+	int below;
 };
 
 /* Errnos that blame the caller: a failed allocation must not say these. */
@@ -488,7 +491,7 @@ static void sweep(struct __test_metadata *_metadata, fault_t *f,
 				ASSERT_EQ(0, c->undo(f));
 		} else {
 			failed++;
-			EXPECT_FALSE(misleading(ret))
+			EXPECT_FALSE(misleading(ret) && ret != c->below)
 				TH_LOG("%s: allocation %u failed, the call says %s",
 				       c->name, n, strerror(ret));
 			for (i = 0; i < nerr && errs[i] != (unsigned int)ret; i++)
@@ -568,14 +571,14 @@ static int check_many(fault_t *f)
 
 TEST_F_TIMEOUT(fault, add_one_chunk, 600)
 {
-	const struct call c = { "ADD (one chunk)", add_one, del_m, check_one };
+	const struct call c = { "ADD (one chunk)", add_one, del_m, check_one, 0 };
 
 	sweep(_metadata, self, &c);
 }
 
 TEST_F_TIMEOUT(fault, add_many_chunks, 600)
 {
-	const struct call c = { "ADD (many chunks)", add_many, del_m, check_many };
+	const struct call c = { "ADD (many chunks)", add_many, del_m, check_many, 0 };
 
 	sweep(_metadata, self, &c);
 }
@@ -594,7 +597,7 @@ static int add_base2(fault_t *f)
 
 TEST_F_TIMEOUT(fault, del, 600)
 {
-	const struct call c = { "DEL", del_base2, add_base2, NULL };
+	const struct call c = { "DEL", del_base2, add_base2, NULL, 0 };
 
 	sweep(_metadata, self, &c);
 }
@@ -615,8 +618,8 @@ static int stats(fault_t *f)
 
 TEST_F_TIMEOUT(fault, info_and_stats, 600)
 {
-	const struct call i = { "INFO", info, NULL, NULL };
-	const struct call s = { "STATS", stats, NULL, NULL };
+	const struct call i = { "INFO", info, NULL, NULL, 0 };
+	const struct call s = { "STATS", stats, NULL, NULL, 0 };
 
 	sweep(_metadata, self, &i);
 	sweep(_metadata, self, &s);
@@ -651,9 +654,9 @@ static int list_pushes(fault_t *f)
 
 TEST_F_TIMEOUT(fault, lists, 600)
 {
-	const struct call m = { "MOVIE_LIST", list_movies, NULL, NULL };
-	const struct call l = { "LISTENER_LIST", list_listeners, NULL, NULL };
-	const struct call p = { "PUSH_LIST", list_pushes, NULL, NULL };
+	const struct call m = { "MOVIE_LIST", list_movies, NULL, NULL, 0 };
+	const struct call l = { "LISTENER_LIST", list_listeners, NULL, NULL, 0 };
+	const struct call p = { "PUSH_LIST", list_pushes, NULL, NULL, 0 };
 
 	sweep(_metadata, self, &m);
 	sweep(_metadata, self, &l);
@@ -694,10 +697,15 @@ static int rdma_addr_off(fault_t *f)
 			 have_rxe ? RXE_ADDR : "127.0.0.1", 7483);
 }
 
+/*
+ * inet_bind() says EADDRINUSE when the TCP bind bucket cannot be
+ * allocated (inet_csk_get_port()).
+ */
 TEST_F_TIMEOUT(fault, http_listen_unlisten, 600)
 {
-	const struct call on = { "LISTEN http", http_on, http_off, NULL };
-	const struct call off = { "UNLISTEN http", http_off, http_on, NULL };
+	const struct call on = { "LISTEN http", http_on, http_off, NULL,
+				 EADDRINUSE };
+	const struct call off = { "UNLISTEN http", http_off, http_on, NULL, 0 };
 
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, http_on(self));
@@ -707,9 +715,9 @@ TEST_F_TIMEOUT(fault, http_listen_unlisten, 600)
 TEST_F_TIMEOUT(fault, rdma_listen_unlisten_any, 600)
 {
 	const struct call on = { "LISTEN rdma 0.0.0.0", rdma_any_on,
-				 rdma_any_off, NULL };
+				 rdma_any_off, NULL, 0 };
 	const struct call off = { "UNLISTEN rdma 0.0.0.0", rdma_any_off,
-				  rdma_any_on, NULL };
+				  rdma_any_on, NULL, 0 };
 
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, rdma_any_on(self));
@@ -719,9 +727,9 @@ TEST_F_TIMEOUT(fault, rdma_listen_unlisten_any, 600)
 TEST_F_TIMEOUT(fault, rdma_listen_unlisten_addr, 600)
 {
 	const struct call on = { "LISTEN rdma ADDR", rdma_addr_on,
-				 rdma_addr_off, NULL };
+				 rdma_addr_off, NULL, 0 };
 	const struct call off = { "UNLISTEN rdma ADDR", rdma_addr_off,
-				  rdma_addr_on, NULL };
+				  rdma_addr_on, NULL, 0 };
 
 	if (!have_rxe)
 		TH_LOG("no Soft-RoCE: the address has no RDMA device");
@@ -744,8 +752,8 @@ static int push_off(fault_t *f)
 
 TEST_F_TIMEOUT(fault, push_start_stop, 600)
 {
-	const struct call on = { "PUSH_START", push_on, push_off, NULL };
-	const struct call off = { "PUSH_STOP", push_off, push_on, NULL };
+	const struct call on = { "PUSH_START", push_on, push_off, NULL, 0 };
+	const struct call off = { "PUSH_STOP", push_off, push_on, NULL, 0 };
 
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, push_on(self));
