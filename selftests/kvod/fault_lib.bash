@@ -48,13 +48,14 @@ fault_set() {
 }
 
 # kvod_text_range: "START END" (decimal) of kvod's code once loaded: the
-# module's .text* sections (not .init.text: module init is over), from
+# module's text sections (.text, .exit.text for rmmod; not .init.text:
+# module init is over, and it lives elsewhere), from
 # their load addresses in sysfs and their sizes in the .ko.
 kvod_text_range() {
 	local ko=${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/kvod.ko
 
 	readelf -SW "$ko" | sed 's/^ *\[ *[0-9]*\]//' |
-		awk '$1 ~ /^\.text/ && $1 != ".init.text" { print $1, $5 }' |
+		awk '$2 == "PROGBITS" && $1 ~ /text/ && $1 != ".init.text" { print $1, $5 }' |
 		while read -r sec size; do
 			[ -r "/sys/module/kvod/sections/$sec" ] || continue
 			echo "$(($(cat "/sys/module/kvod/sections/$sec"))) $((16#$size))"
