@@ -34,7 +34,8 @@ read -r -a PROBS <<<"${KVOD_FAULT_PROBS:-1 10 50 100}"
 FAULT_SECONDS=${KVOD_FAULT_SECONDS:-10}
 RDMA_TMP=$RACE_TMP
 HTTP_URL=http://127.0.0.1:8080/film
-RACE_CLIENT_TIMEOUT=120
+# A client stuck for 2 minutes (times the debug tier's scale) is hung.
+RACE_CLIENT_TIMEOUT=$((120 * ${KVOD_TIMEOUT_SCALE:-1}))
 trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT
 
 ktap_header

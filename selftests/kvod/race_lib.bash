@@ -12,6 +12,8 @@
 #	err	the client was refused, rejected or cut short and said so
 #	corrupt	the client said it succeeded but the bytes differ
 #	hung	the client did not finish within $RACE_CLIENT_TIMEOUT s
+#		(default 300, times $KVOD_TIMEOUT_SCALE: a bound for a hang,
+#		far beyond what a download takes on a loaded emulator)
 #	lossy	(push only) UDP lost packets, so bytes cannot be compared
 #	cut	(push only) a byte-exact strict prefix arrived: the push was
 #		stopped (by rmmod, a namespace's death) before its end
@@ -20,7 +22,7 @@
 # test also wants some "ok" to show the clients really ran.
 
 RACE_SECONDS=${KVOD_STRESS_SECONDS:-60}
-RACE_CLIENT_TIMEOUT=${RACE_CLIENT_TIMEOUT:-90}
+RACE_CLIENT_TIMEOUT=${RACE_CLIENT_TIMEOUT:-$((300 * ${KVOD_TIMEOUT_SCALE:-1}))}
 RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
 RACE_PIDS=()
 KVODCTL=$KVOD_REPO/tools/kvodctl
@@ -65,7 +67,7 @@ race_rdma() {
 	local url=$1 out=$RACE_TMP/rdma.$BASHPID rc=0
 
 	shift
-	timeout -k 5 "$RACE_CLIENT_TIMEOUT" "$KVOD_FETCH" -q --timeout 10000 \
+	timeout -k 5 "$RACE_CLIENT_TIMEOUT" "$KVOD_FETCH" -q --timeout 30000 \
 		-o "$out" "$url" 2>>"$RACE_TMP/rdma.err" || rc=$?
 	race_verdict "$rc" "$out" "$@"
 }
