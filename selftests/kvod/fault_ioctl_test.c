@@ -56,7 +56,8 @@
 
 #define RXE_ADDR	"198.18.0.1"
 #define RXE_SETUP							\
-	"modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe && "	\
+	"{ modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe || "	\
+	"[ -d /sys/class/infiniband_verbs ]; } && "			\
 	"ip link add kvodr0 type veth peer name kvodr1 && "		\
 	"ip addr add " RXE_ADDR "/24 dev kvodr0 && "			\
 	"ip link set kvodr1 up && ip link set kvodr0 up && "		\
@@ -817,10 +818,12 @@ int main(int argc, char **argv)
 	have_rxe = !system(RXE_SETUP);
 	if (!have_rxe)
 		ret = system(RXE_TEARDOWN);
-	if (system("modprobe -q -a ib_core rdma_cm")) {
-		ksft_print_header();
-		ksft_exit_fail_msg("modprobe ib_core rdma_cm failed\n");
-	}
+	/*
+	 * kvod.ko needs the RDMA core, which insmod does not load. The debug
+	 * kernel has it built in and no modules directory, so modprobe may
+	 * fail there: insmod says so if the core is really missing.
+	 */
+	ret = system("modprobe -q -a ib_core rdma_cm 2>/dev/null");
 	ret = kvod_module_load(ko_path, "");
 	if (ret) {
 		ksft_print_header();
