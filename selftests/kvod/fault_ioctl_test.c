@@ -34,6 +34,8 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -666,6 +668,61 @@ TEST_F_TIMEOUT(fault, lists, 600)
 
 /* --- LISTEN and UNLISTEN -------------------------------------------------- */
 
+/* The listener that @port names serves: HTTP accepts a TCP connection. */
+static int check_http(__u16 port)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int ret;
+
+	if (fd < 0)
+		return errno;
+	ret = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* An RDMA listener on @port is bound to as many devices as it should. */
+static int check_rdma(fault_t *f, __u16 port)
+{
+	struct state s;
+	__u32 i;
+	int ret = state_take(f->dev, &s);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < s.nl && i < ROOM; i++) {
+		if (s.l[i].proto != KVOD_PROTO_RDMA || s.l[i].addr.port != port)
+			continue;
+		if (s.l[i].counters[KVOD_LC_DEVICES] != (have_rxe ? 1 : 0)) {
+			fprintf(stderr, "# rdma listener on port %u: %llu devices\n",
+				port, (unsigned long long)s.l[i].counters[KVOD_LC_DEVICES]);
+			return -1;
+		}
+		return 0;
+	}
+	return ENOENT;
+}
+
+static int check_http_on(fault_t *f)
+{
+	return check_http(8082);
+}
+
+static int check_rdma_any(fault_t *f)
+{
+	return check_rdma(f, 7482);
+}
+
+static int check_rdma_addr(fault_t *f)
+{
+	return check_rdma(f, 7483);
+}
+
 static int http_on(fault_t *f)
 {
 	return do_listen(f->dev, true, KVOD_PROTO_HTTP, "127.0.0.1", 8082);
@@ -704,8 +761,8 @@ static int rdma_addr_off(fault_t *f)
  */
 TEST_F_TIMEOUT(fault, http_listen_unlisten, 600)
 {
-	const struct call on = { "LISTEN http", http_on, http_off, NULL,
-				 EADDRINUSE };
+	const struct call on = { "LISTEN http", http_on, http_off,
+				 check_http_on, EADDRINUSE };
 	const struct call off = { "UNLISTEN http", http_off, http_on, NULL, 0 };
 
 	sweep(_metadata, self, &on);
@@ -716,7 +773,7 @@ TEST_F_TIMEOUT(fault, http_listen_unlisten, 600)
 TEST_F_TIMEOUT(fault, rdma_listen_unlisten_any, 600)
 {
 	const struct call on = { "LISTEN rdma 0.0.0.0", rdma_any_on,
-				 rdma_any_off, NULL, 0 };
+				 rdma_any_off, check_rdma_any, 0 };
 	const struct call off = { "UNLISTEN rdma 0.0.0.0", rdma_any_off,
 				  rdma_any_on, NULL, 0 };
 
@@ -728,7 +785,7 @@ TEST_F_TIMEOUT(fault, rdma_listen_unlisten_any, 600)
 TEST_F_TIMEOUT(fault, rdma_listen_unlisten_addr, 600)
 {
 	const struct call on = { "LISTEN rdma ADDR", rdma_addr_on,
-				 rdma_addr_off, NULL, 0 };
+				 rdma_addr_off, check_rdma_addr, 0 };
 	const struct call off = { "UNLISTEN rdma ADDR", rdma_addr_off,
 				  rdma_addr_on, NULL, 0 };
 
