@@ -47,22 +47,27 @@ fault_set() {
 	echo "$3" >"$FAULT_DIR/$1/$2"
 }
 
-# kvod_text_range: "START END" (decimal) of kvod's code once loaded: the
+# kvod_text_range: "START END" (hex) of kvod's code once loaded: the
 # module's text sections (.text, .exit.text for rmmod; not .init.text:
-# module init is over, and it lives elsewhere), from
-# their load addresses in sysfs and their sizes in the .ko.
+# module init is over, and it lives elsewhere), from their load addresses
+# in sysfs and their sizes in the .ko. Kernel addresses are negative in
+# bash's signed arithmetic, which orders them right all the same; awk's
+# doubles would round them.
 kvod_text_range() {
-	local ko=${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/kvod.ko
+	local ko=${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/kvod.ko sec size a lo='' hi=''
 
-	readelf -SW "$ko" | sed 's/^ *\[ *[0-9]*\]//' |
-		awk '$2 == "PROGBITS" && $1 ~ /text/ && $1 != ".init.text" { print $1, $5 }' |
-		while read -r sec size; do
-			[ -r "/sys/module/kvod/sections/$sec" ] || continue
-			echo "$(($(cat "/sys/module/kvod/sections/$sec"))) $((16#$size))"
-		done |
-		awk 'NR == 1 || $1 < lo { lo = $1 }
-		     NR == 1 || $1 + $2 > hi { hi = $1 + $2 }
-		     END { if (NR) printf "%d %d\n", lo, hi }'
+	while read -r sec size; do
+		[ -r "/sys/module/kvod/sections/$sec" ] || continue
+		a=$(($(cat "/sys/module/kvod/sections/$sec")))
+		if [ -z "$lo" ] || ((a < lo)); then
+			lo=$a
+		fi
+		if [ -z "$hi" ] || ((a + 16#$size > hi)); then
+			hi=$((a + 16#$size))
+		fi
+	done < <(readelf -SW "$ko" | sed 's/^ *\[ *[0-9]*\]//' |
+		awk '$2 == "PROGBITS" && $1 ~ /text/ && $1 != ".init.text" { print $1, $5 }')
+	[ -n "$lo" ] && printf '%#x %#x\n' "$lo" "$hi"
 }
 
 # fault_filter: limit both attributes to kvod's code (a stack with a
@@ -75,11 +80,13 @@ fault_filter() {
 		ktap_bail_out "cannot find kvod's code: '$lo' '$hi'"
 	fi
 	for a in failslab fail_page_alloc; do
-		fault_set "$a" require-start "$lo"
-		fault_set "$a" require-end "$hi"
-		fault_set "$a" stacktrace-depth 32
+		if ! fault_set "$a" require-start "$lo" ||
+			! fault_set "$a" require-end "$hi" ||
+			! fault_set "$a" stacktrace-depth 32; then
+			ktap_bail_out "cannot set the stack-trace filter of $a"
+		fi
 	done
-	ktap_print_msg "fault filter: kvod code $(printf '%#x-%#x' "$lo" "$hi")"
+	ktap_print_msg "fault filter: kvod code $lo-$hi"
 }
 
 # fault_on ATTR PROB [KEY=VALUE...]: more keys, e.g. min-order=9.
