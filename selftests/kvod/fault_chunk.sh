@@ -31,7 +31,7 @@ trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT
 
 ktap_header
 fault_require
-ktap_plan 10
+ktap_plan 9
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start
 "$KVODCTL" listen http 127.0.0.1:8080 || ktap_bail_out "cannot listen on http"
