@@ -43,8 +43,10 @@ rxe_link_add() {
 }
 
 rxe_setup() {
+	# Built in (the debug kernel, which has no modules directory): fine.
 	# shellcheck disable=SC2086 # a list of module names
-	modprobe -a $RXE_MODULES || return 1
+	modprobe -a $RXE_MODULES 2>/dev/null || [ -d /sys/class/infiniband_verbs ] ||
+		return 1
 	rxe_teardown	# what a test that died left behind
 	ip link add "$RXE_NETDEV" type veth peer name "$RXE_PEER" || return 1
 	ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" || return 1

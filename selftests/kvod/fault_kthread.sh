@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fault injection in the paths that run in kernel threads: HTTP accept and
+# serving, RDMA connect request and establishment, push work, and rmmod.
+# failslab and fail_page_alloc (every order, sleeping allocations too)
+# fail a share of the allocations made with kvod's code on the stack, for
+# each probability of $KVOD_FAULT_PROBS (default "1 10 50 100"), for
+# $KVOD_FAULT_SECONDS (default 10) each, while HTTP, RDMA and push
+# clients run in loops. A client gets the movie byte-exact, or an error
+# or reject (a push may end early: an exact prefix); none hangs. After
+# each round the server serves byte-exact again with no connection left;
+# kmemleak finds no leak through kvod; and with faults injected into
+# rmmod as well, kvod unloads with clients running and leaves nothing on
+# the RDMA device.
+#
+# Needs a kernel with fault injection (the debug kernel); skips on
+# Debian's.
+#
+# timeout: 1200
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/lib/ktap.sh
+. "$HERE/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rxe.sh
+. "$HERE/../lib/rxe.sh"
+# shellcheck source=selftests/kvod/race_lib.bash
+. "$HERE/race_lib.bash"
+# shellcheck source=selftests/kvod/fault_lib.bash
+. "$HERE/fault_lib.bash"
+kvod_require_guest
+
+read -r -a PROBS <<<"${KVOD_FAULT_PROBS:-1 10 50 100}"
+FAULT_SECONDS=${KVOD_FAULT_SECONDS:-10}
+RDMA_TMP=$RACE_TMP
+HTTP_URL=http://127.0.0.1:8080/film
+# A client stuck for 2 minutes (times the debug tier's scale) is hung.
+RACE_CLIENT_TIMEOUT=$((120 * ${KVOD_TIMEOUT_SCALE:-1}))
+trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT
+
+ktap_header
+fault_require
+ktap_plan $((2 * ${#PROBS[@]} + 3))
+# shellcheck disable=SC2119 # no module parameters
+rdma_test_start
+"$KVODCTL" listen http 127.0.0.1:8080 || ktap_bail_out "cannot listen on http"
+head -c $((3 << 20 | 777)) /dev/urandom >"$RACE_TMP/film"
+race_ts188 "$RACE_TMP/film"
+"$KVOD_HELPER" add film "$RACE_TMP/film" || ktap_bail_out "cannot add film"
+leak_mark
+fault_filter
+
+clients() {
+	race_loop http1 race_http "$HTTP_URL" "$RACE_TMP/film"
+	race_loop http2 race_http "$HTTP_URL" "$RACE_TMP/film"
+	race_loop rdma1 race_rdma "$RDMA_URL/film" "$RACE_TMP/film"
+	race_loop rdma2 race_rdma "$RDMA_URL/film" "$RACE_TMP/film"
+	race_loop push1 race_push film 5004 20M "$RACE_TMP/film.ts188"
+}
+
+faults_on() {
+	fault_on failslab "$1"
+	fault_on fail_page_alloc "$1" min-order=0
+}
+
+# outcomes WORD: runs of every loop that ended in WORD.
+outcomes() {
+	cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx "$1"
+}
+
+# idle: no connection left on either listener, no reader on the movie.
+idle() {
+	[ "$(rdma_counter active)" = 0 ] &&
+		[ "$("$KVODCTL" info film --json | jq .active_clients)" = 0 ] &&
+		[ "$("$KVODCTL" list --json |
+			jq '[.listeners[] | select(.proto == "http")][0].counters.active')" = 0 ]
+}
+
+for p in "${PROBS[@]}"; do
+	rm -f "$RACE_TMP"/*.out "$RACE_TMP"/*.err
+	clients
+	faults_on "$p"
+	sleep "$FAULT_SECONDS"
+	fault_off
+	race_stop
+	for l in http1 http2 rdma1 rdma2 push1; do
+		ktap_print_msg "$p%: $l: $(race_summary "$l")"
+	done
+	check_eq "$p% of kvod's allocations fail: no client corrupt or hung" \
+		"0 0" "$(outcomes corrupt) $(outcomes hung)"
+	wait_for 30 idle
+	check_eq "... then no connection is left and HTTP, RDMA, push are byte-exact" \
+		"yes ok ok ok" \
+		"$(idle && echo yes || echo no) $(race_http "$HTTP_URL" "$RACE_TMP/film") $(race_rdma "$RDMA_URL/film" "$RACE_TMP/film") $(race_push film 5004 20M "$RACE_TMP/film.ts188")"
+done
+leak_check "no leak through kvod after the sweep (kmemleak)"
+
+# rmmod with clients running and allocations failing.
+rm -f "$RACE_TMP"/*.out
+clients
+sleep 3
+faults_on 50
+timeout 60 rmmod kvod
+rc=$?
+fault_off
+race_stop
+check_eq "rmmod with 50% of kvod's allocations failing succeeds, no client corrupt or hung" \
+	"0 no 0 0" \
+	"$rc $([ -d /sys/module/kvod ] && echo yes || echo no) $(outcomes corrupt) $(outcomes hung)"
+check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
+	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
+
+ktap_finish

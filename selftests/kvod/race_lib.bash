@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the race_*.sh stress tests (sourced; not a test). Source it
+# after ktap.sh and rxe.sh.
+#
+# A stress test runs client loops in the background while its main loop
+# changes what they use (listeners, movies, devices, namespaces) for
+# $KVOD_STRESS_SECONDS (default 60). Every client run ends in exactly one
+# outcome word, appended to $RACE_TMP/NAME.out:
+#
+#	ok	the data arrived and is byte-exact (cmp against a source file)
+#	err	the client was refused, rejected or cut short and said so
+#	corrupt	the client said it succeeded but the bytes differ
+#	hung	the client did not finish within $RACE_CLIENT_TIMEOUT s
+#		(default 300, times $KVOD_TIMEOUT_SCALE: a bound for a hang,
+#		far beyond what a download takes on a loaded emulator)
+#	lossy	(push only) UDP lost packets, so bytes cannot be compared
+#	cut	(push only) a byte-exact strict prefix arrived: the push was
+#		stopped (by rmmod, a namespace's death) before its end
+#
+# "corrupt" and "hung" fail a test; "err" is what a race may cause; a
+# test also wants some "ok" to show the clients really ran.
+
+RACE_SECONDS=${KVOD_STRESS_SECONDS:-60}
+RACE_CLIENT_TIMEOUT=${RACE_CLIENT_TIMEOUT:-$((300 * ${KVOD_TIMEOUT_SCALE:-1}))}
+RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
+RACE_PIDS=()
+KVODCTL=$KVOD_REPO/tools/kvodctl
+KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
+
+race_cleanup() {
+	touch "$RACE_TMP/stop"
+	if ((${#RACE_PIDS[@]})); then
+		kill "${RACE_PIDS[@]}" 2>/dev/null
+		wait "${RACE_PIDS[@]}" 2>/dev/null
+	fi
+	rm -rf "$RACE_TMP"
+}
+
+[[ $RACE_SECONDS =~ ^[1-9][0-9]*$ ]] ||
+	ktap_bail_out "KVOD_STRESS_SECONDS must be a positive number of seconds"
+
+# race_verdict RC OUT WANT...: the outcome of a client that exited RC
+# (124/137: killed by timeout) and left OUT, which must equal one of the
+# WANT files. A corrupt OUT is kept as $RACE_TMP/corrupt.* for the log.
+race_verdict() {
+	local rc=$1 out=$2 w
+
+	shift 2
+	case $rc in
+	0) ;;
+	124 | 137) echo hung; return ;;
+	*) echo err; return ;;
+	esac
+	for w; do
+		if cmp -s "$out" "$w"; then
+			echo ok
+			return
+		fi
+	done
+	cp "$out" "$RACE_TMP/corrupt.$BASHPID.$RANDOM"
+	echo corrupt
+}
+
+# race_rdma URL WANT...: one RDMA download (tools/kvod-fetch).
+race_rdma() {
+	local url=$1 out=$RACE_TMP/rdma.$BASHPID rc=0
+
+	shift
+	timeout -k 5 "$RACE_CLIENT_TIMEOUT" "$KVOD_FETCH" -q --timeout 30000 \
+		-o "$out" "$url" 2>>"$RACE_TMP/rdma.err" || rc=$?
+	race_verdict "$rc" "$out" "$@"
+}
+
+# race_http URL WANT...: one HTTP download (curl; an HTTP error, a reset
+# or a short body is "err").
+race_http() {
+	local url=$1 out=$RACE_TMP/http.$BASHPID rc=0
+
+	shift
+	timeout -k 5 "$RACE_CLIENT_TIMEOUT" curl -sSf --max-time \
+		"$RACE_CLIENT_TIMEOUT" -o "$out" "$url" 2>>"$RACE_TMP/http.err" || rc=$?
+	[ "$rc" != 28 ] || rc=124	# curl's own timeout: hung too
+	race_verdict "$rc" "$out" "$@"
+}
+
+# race_push NAME PORT RATE WANT...: push movie NAME to 127.0.0.1:PORT of
+# the current namespace and receive it. A push that could not start
+# (the movie was just deleted) is "err"; a started push must deliver a
+# WANT file cut to whole 188-byte packets (prepared by race_ts188).
+race_push() {
+	local name=$1 port=$2 rate=$3 out=$RACE_TMP/push.$BASHPID rx pid rc=0
+	local stats
+
+	shift 3
+	rx=$out.rx
+	"$KVOD_HELPER" rtprecv "$port" "$out" 2000 >"$rx" 2>&1 &
+	pid=$!
+	if ! wait_for 10 grep -q listening "$rx" ||
+		! "$KVODCTL" push "$name" "udp://127.0.0.1:$port" \
+			--rate "$rate" >/dev/null 2>>"$RACE_TMP/push.err"; then
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		echo err
+		return
+	fi
+	# rtprecv gives up 30 s before the first or 2 s after the last packet.
+	timeout -k 5 "$RACE_CLIENT_TIMEOUT" tail --pid="$pid" -f /dev/null ||
+		rc=124
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	stats=$(tail -n1 "$rx")
+	if [ "$rc" = 0 ] && [[ $stats == *" seqgaps "[1-9]* ]]; then
+		echo lossy
+		echo "$stats" >>"$RACE_TMP/push.err"
+		return
+	fi
+	[ "$rc" != 0 ] || [[ $stats == "packets "[1-9]* ]] || rc=1
+	[ "$rc" != 0 ] || echo "$stats" >>"$RACE_TMP/push.stats"
+	if [ "$rc" = 0 ] && race_is_prefix "$out" "$@"; then
+		echo cut
+		return
+	fi
+	race_verdict "$rc" "$out" "$@"
+}
+
+# race_is_prefix OUT WANT...: OUT is a strict, non-empty prefix of a WANT.
+race_is_prefix() {
+	local out=$1 n w
+
+	shift
+	n=$(stat -c %s "$out")
+	for w; do
+		if [ "$n" -gt 0 ] && [ "$n" -lt "$(stat -c %s "$w")" ] &&
+			cmp -s -n "$n" "$out" "$w"; then
+			return 0
+		fi
+	done
+	return 1
+}
+
+# race_ts188 FILE: FILE cut to whole 188-byte packets, as FILE.ts188 (what
+# a push sends of it).
+race_ts188() {
+	head -c $(($(stat -c %s "$1") / 188 * 188)) "$1" >"$1.ts188"
+}
+
+# race_loop NAME CMD...: run CMD again and again in the background until
+# race_stop; its outcomes go to $RACE_TMP/NAME.out.
+race_loop() {
+	local name=$1
+
+	shift
+	(
+		while [ ! -e "$RACE_TMP/stop" ]; do
+			"$@"
+		done >>"$RACE_TMP/$name.out"
+	) &
+	RACE_PIDS+=($!)
+}
+
+# race_stop: let the loops finish their current run and wait for them.
+# Every client run is bounded by a timeout, so this is bounded too.
+race_stop() {
+	touch "$RACE_TMP/stop"
+	if ((${#RACE_PIDS[@]})); then
+		wait "${RACE_PIDS[@]}" 2>/dev/null
+	fi
+	RACE_PIDS=()
+	rm -f "$RACE_TMP/stop"
+}
+
+# race_count NAME WORD: how many runs of loop NAME ended in WORD.
+race_count() {
+	local n
+
+	n=$(grep -cx "$2" "$RACE_TMP/$1.out" 2>/dev/null) || true
+	echo "${n:-0}"
+}
+
+# race_summary NAME: "ok=N err=N corrupt=N hung=N lossy=N cut=N" of loop
+# NAME.
+race_summary() {
+	local w out=
+
+	for w in ok err corrupt hung lossy cut; do
+		out+="$w=$(race_count "$1" "$w") "
+	done
+	echo "${out% }"
+}
+
+# race_check NAME DESC: one KTAP result for loop NAME: no corrupt, hung
+# or cut run, and at least one byte-exact one.
+race_check() {
+	local name=$1 desc=$2 f
+
+	ktap_print_msg "$name: $(race_summary "$name")"
+	if [ "$(race_count "$name" corrupt)" = 0 ] &&
+		[ "$(race_count "$name" hung)" = 0 ] &&
+		[ "$(race_count "$name" cut)" = 0 ] &&
+		[ "$(race_count "$name" ok)" -gt 0 ]; then
+		ktap_pass "$desc"
+		return
+	fi
+	for f in "$RACE_TMP"/corrupt.*; do
+		[ -e "$f" ] || break
+		ktap_print_msg "corrupt copy: $(stat -c %s "$f") bytes"
+	done
+	for f in "$RACE_TMP/$name.err" "$RACE_TMP/${name%%[0-9]*}.err"; do
+		[ -s "$f" ] && ktap_print_msg "$(sort "$f" | uniq -c | sort -rn | head -n 8)"
+	done
+	ktap_fail "$desc"
+}
+
+# race_until: true while the stress period started by race_begin lasts.
+race_begin() {
+	RACE_END=$((SECONDS + RACE_SECONDS))
+}
+
+race_until() {
+	[ "$SECONDS" -lt "$RACE_END" ]
+}

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Stress: the RDMA device is deleted (rdma link del) and added again
+# while clients connect and read, for $KVOD_STRESS_SECONDS (default 60),
+# through a listener on the device's address (which waits for the device
+# and binds it again) and a wildcard listener (which rdma_cm moves to the
+# new device). Every download that claims success is byte-exact, none
+# hangs, every rdma link del returns; afterwards both listeners serve
+# again, nothing is left, and rmmod during link changes unloads cleanly.
+#
+# timeout: 900
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/lib/ktap.sh
+. "$HERE/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rxe.sh
+. "$HERE/../lib/rxe.sh"
+# shellcheck source=selftests/kvod/race_lib.bash
+. "$HERE/race_lib.bash"
+kvod_require_guest
+
+RDMA_TMP=$RACE_TMP
+ANY_PORT=$((RXE_PORT + 1))
+ANY_URL=rdma://$RXE_ADDR:$ANY_PORT
+trap 'race_cleanup; rdma_test_stop' EXIT
+
+ktap_header
+ktap_plan 9
+# shellcheck disable=SC2119 # no module parameters
+rdma_test_start
+"$RDMA_CTL" listen 0.0.0.0 "$ANY_PORT" ||
+	ktap_bail_out "cannot listen on the wildcard address"
+movie_add film $((3 << 20 | 999)) || ktap_bail_out "cannot add film"
+
+clients() {
+	race_loop rdma1 race_rdma "$RDMA_URL/film" "$RDMA_TMP/film"
+	race_loop rdma2 race_rdma "$RDMA_URL/film" "$RDMA_TMP/film"
+	race_loop rdma3 race_rdma "$ANY_URL/film" "$RDMA_TMP/film"
+	race_loop rdma4 race_rdma "$ANY_URL/film" "$RDMA_TMP/film"
+}
+
+# relink: one rdma link del and add; fails if either fails or hangs.
+relink() {
+	timeout 60 rdma link del "$RXE_DEV" || return 1
+	sleep "0.$((RANDOM % 5))"
+	rxe_link_add
+}
+
+clients
+race_begin
+cycles=0
+failed=0
+while race_until; do
+	relink || failed=$((failed + 1))
+	sleep "0.$((RANDOM % 10))"
+	cycles=$((cycles + 1))
+done
+race_stop
+ktap_print_msg "$cycles link del/add cycles in $RACE_SECONDS s"
+check_eq "every rdma link del and add succeeded" 0 "$failed"
+for i in 1 2 3 4; do
+	race_check "rdma$i" "client loop $i: byte-exact or refused, never hung"
+done
+# shellcheck disable=SC2317 # wait_for runs it
+bound() {
+	[ "$(rdma_counter devices)" = 1 ]
+}
+wait_for 10 bound
+check_eq "no connection and no reader left; the device is bound again" \
+	"0 0 1" \
+	"$(rdma_counter active) $("$RDMA_CTL" clients film) $(rdma_counter devices)"
+check_eq "both listeners serve byte-exact again" "ok ok" \
+	"$(race_rdma "$RDMA_URL/film" "$RDMA_TMP/film") $(race_rdma "$ANY_URL/film" "$RDMA_TMP/film")"
+
+# rmmod while the link comes and goes and clients connect.
+rm -f "$RACE_TMP"/*.out
+clients
+(
+	while [ ! -e "$RACE_TMP/stop" ]; do
+		relink
+	done >/dev/null 2>&1
+) &
+RACE_PIDS+=($!)
+sleep 5
+timeout 60 rmmod kvod
+rc=$?
+race_stop
+rdma link show "$RXE_DEV/1" >/dev/null 2>&1 || rxe_link_add
+check_eq "rmmod under load succeeds, clients none corrupt, none hung" \
+	"0 no 0 0" \
+	"$rc $([ -d /sys/module/kvod ] && echo yes || echo no) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx corrupt) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx hung)"
+check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
+	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
+
+ktap_finish

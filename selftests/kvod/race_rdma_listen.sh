@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Stress: many RDMA clients connect, read and disconnect while the
+# listener is removed (UNLISTEN) and added again (LISTEN), for
+# $KVOD_STRESS_SECONDS (default 60). Every download that claims success
+# must be byte-exact, none may hang, every LISTEN after an UNLISTEN must
+# succeed, and afterwards nothing is left: no connection, no reader on the
+# movie, and rmmod with clients still connecting leaves no kvod PD, MR or
+# QP on the device.
+#
+# timeout: 900
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/lib/ktap.sh
+. "$HERE/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rxe.sh
+. "$HERE/../lib/rxe.sh"
+# shellcheck source=selftests/kvod/race_lib.bash
+. "$HERE/race_lib.bash"
+kvod_require_guest
+
+RDMA_TMP=$RACE_TMP
+trap 'race_cleanup; rdma_test_stop' EXIT
+
+ktap_header
+ktap_plan 10
+# shellcheck disable=SC2119 # no module parameters
+rdma_test_start
+
+# Two movies: one of several chunks with a ragged tail, one tiny.
+movie_add big $((5 << 20 | 12345)) || ktap_bail_out "cannot add big"
+movie_add small 4097 || ktap_bail_out "cannot add small"
+
+clients() {
+	local i
+
+	for i in 1 2 3; do
+		race_loop "rdma$i" race_rdma "$RDMA_URL/big" "$RDMA_TMP/big"
+	done
+	race_loop rdma4 race_rdma "$RDMA_URL/small" "$RDMA_TMP/small"
+}
+
+clients
+race_begin
+cycles=0
+relisten_failed=0
+while race_until; do
+	"$RDMA_CTL" unlisten "$RXE_ADDR" "$RXE_PORT" ||
+		relisten_failed=$((relisten_failed + 1))
+	sleep "0.$((RANDOM % 5))"
+	"$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT" ||
+		relisten_failed=$((relisten_failed + 1))
+	sleep "0.$((RANDOM % 10))"
+	cycles=$((cycles + 1))
+done
+race_stop
+ktap_print_msg "$cycles UNLISTEN/LISTEN cycles in $RACE_SECONDS s"
+check_eq "every UNLISTEN and LISTEN succeeded" 0 "$relisten_failed"
+for i in 1 2 3 4; do
+	race_check "rdma$i" "client loop $i: byte-exact or refused, never hung"
+done
+check_eq "no connection and no reader left" "0 0 0" \
+	"$(rdma_counter active) $("$RDMA_CTL" clients big) $("$RDMA_CTL" clients small)"
+check_eq "the listener still serves byte-exact" ok \
+	"$(race_rdma "$RDMA_URL/big" "$RDMA_TMP/big")"
+
+# rmmod while clients connect, read and the listener is being recycled.
+rm -f "$RACE_TMP"/*.out "$RDMA_TMP/rdma.err"
+clients
+(
+	while [ ! -e "$RACE_TMP/stop" ] && [ -e /sys/module/kvod ]; do
+		"$RDMA_CTL" unlisten "$RXE_ADDR" "$RXE_PORT" &&
+			"$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT"
+	done 2>/dev/null
+) &
+RACE_PIDS+=($!)
+sleep 5
+timeout 60 rmmod kvod
+rc=$?
+race_stop
+check_eq "rmmod under load succeeds and kvod is gone" "0 no" \
+	"$rc $([ -d /sys/module/kvod ] && echo yes || echo no)"
+check_eq "clients during rmmod: none corrupt, none hung" "0 0" \
+	"$(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx corrupt) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx hung)"
+check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
+	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
+
+ktap_finish
