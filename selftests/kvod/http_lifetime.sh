@@ -69,7 +69,7 @@ check_eq "... after which the movie is freed" 0 "$(zombies)"
 stalled 3
 t0=$SECONDS
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
-check_ok "UNLISTEN returns within 5 s with downloads running" test $((SECONDS - t0)) -le 5
+check_ok "UNLISTEN returns within 5 s with downloads running" test $((SECONDS - t0)) -le "$(time_limit 5)"
 resume
 check_eq "... and cuts all 3 downloads short" "3 cut" "$(outcome)"
 
@@ -93,7 +93,7 @@ http_listen "$HTTP_ADDR" "$HTTP_PORT"
 stalled 4
 t0=$SECONDS
 kvod_unload
-check_ok "rmmod with 4 downloads running returns within 10 s" test $((SECONDS - t0)) -le 10
+check_ok "rmmod with 4 downloads running returns within 10 s" test $((SECONDS - t0)) -le "$(time_limit 10)"
 check_fail "... and the module is gone" test -d /sys/module/kvod
 resume
 check_eq "... its downloads were cut short" "4 cut" "$(outcome)"

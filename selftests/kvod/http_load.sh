@@ -92,7 +92,7 @@ r=$(cat "$TMP/trickle")
 ktap_print_msg "trickle: $r"
 check_eq "the trickler gets 408" "HTTP/1.1 408 Request Timeout" "${r% after *}"
 secs=${r##* after }
-check_ok "... within the deadline plus slack ($secs)" test "${secs%%.*}" -le 10
+check_ok "... within the deadline plus slack ($secs)" test "${secs%%.*}" -le "$(time_limit 10)"
 check_eq "... counted as a timeout" $((to + 1)) "$(http_counter timeouts)"
 echo 10 >"$PARAMS/http_header_timeout"
 
