@@ -6,8 +6,8 @@
 #
 #	fault_require		one skipped result, and exit, unless the
 #				kernel has fault injection (Debian's has not)
-#	fault_filter		require-start/end of both attributes: kvod's
-#				code (call after kvod is loaded)
+#	fault_filter		find kvod's code (call after kvod is loaded);
+#				fault_on limits injection to it from then on
 #	fault_on ATTR PROB [KEY=VALUE...]
 #				ATTR (failslab, fail_page_alloc) fails PROB %
 #				of the allocations with kvod on the stack
@@ -70,23 +70,18 @@ kvod_text_range() {
 	[ -n "$lo" ] && printf '%#x %#x\n' "$lo" "$hi"
 }
 
-# fault_filter: limit both attributes to kvod's code (a stack with a
-# return address in it); bails out if the range looks wrong.
+# fault_filter: find kvod's code (FAULT_LO, FAULT_HI); fault_on limits
+# every injection to stacks with a return address in it. Bails out if
+# the range looks wrong: unfiltered, failures would hit the whole guest.
+FAULT_LO=
+FAULT_HI=
 fault_filter() {
-	local lo hi a
-
-	read -r lo hi < <(kvod_text_range)
-	if [ -z "$lo" ] || ((hi <= lo || hi - lo > (16 << 20))); then
-		ktap_bail_out "cannot find kvod's code: '$lo' '$hi'"
+	read -r FAULT_LO FAULT_HI < <(kvod_text_range)
+	if [ -z "$FAULT_LO" ] ||
+		((FAULT_HI <= FAULT_LO || FAULT_HI - FAULT_LO > (16 << 20))); then
+		ktap_bail_out "cannot find kvod's code: '$FAULT_LO' '$FAULT_HI'"
 	fi
-	for a in failslab fail_page_alloc; do
-		if ! fault_set "$a" require-start "$lo" ||
-			! fault_set "$a" require-end "$hi" ||
-			! fault_set "$a" stacktrace-depth 32; then
-			ktap_bail_out "cannot set the stack-trace filter of $a"
-		fi
-	done
-	ktap_print_msg "fault filter: kvod code $lo-$hi"
+	ktap_print_msg "fault filter: kvod code $FAULT_LO-$FAULT_HI"
 }
 
 # fault_on ATTR PROB [KEY=VALUE...]: more keys, e.g. min-order=9.
@@ -94,6 +89,12 @@ fault_on() {
 	local a=$1 p=$2 kv
 
 	shift 2
+	# Never inject unfiltered (fault_off resets the filter).
+	if [ -z "$FAULT_LO" ] || ! fault_set "$a" require-start "$FAULT_LO" ||
+		! fault_set "$a" require-end "$FAULT_HI" ||
+		! fault_set "$a" stacktrace-depth 32; then
+		ktap_bail_out "cannot set the stack-trace filter of $a"
+	fi
 	fault_set "$a" verbose 0
 	fault_set "$a" ignore-gfp-wait N
 	fault_set "$a" times -1
