@@ -91,7 +91,7 @@ health_after() {
 
 	lines=$(kernel_log_lines)
 	bad=$(dmesg 2>/dev/null | tail -n "+$((LOG_SEEN + 1))" |
-		grep -E -- "$(health_regex)" | head -n 20 || true)
+		health_scan - | head -n 20)
 	LOG_SEEN=$lines
 	if [ -n "$bad" ]; then
 		printf '# kernel: %s\n' "${bad//$'\n'/$'\n'# kernel: }"

@@ -63,13 +63,25 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 10))
+ktap_plan $((${#BAD[@]} + 13))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
 for line in "${BAD[@]}"; do
 	check_log "fails on: ${line:0:60}" 125 "$CLEAN"$'\n'"[    9.000000] $line"
 done
+# Inside a fault-injection span a failed allocation's stack dump is
+# expected; a report of any other kind is not, and outside it neither is.
+SPAN_START="[    9.000000] kvod-fault: injecting failslab 10%"
+SPAN_END="[   19.000000] kvod-fault: stopped"
+ALLOC_FAIL="[   10.000000] kworker/0:1: page allocation failure: order:9
+[   10.000100] Call Trace:"
+check_log "a stack dump inside a fault span passes" 0 \
+	"$CLEAN"$'\n'"$SPAN_START"$'\n'"$ALLOC_FAIL"$'\n'"$SPAN_END"
+check_log "a KASAN report inside a fault span fails" 125 \
+	"$CLEAN"$'\n'"$SPAN_START"$'\n'"[   10.000000] BUG: KASAN: slab-use-after-free in conn_work+0x1/0x2"$'\n'"$SPAN_END"
+check_log "a stack dump after the span fails" 125 \
+	"$CLEAN"$'\n'"$SPAN_START"$'\n'"$SPAN_END"$'\n'"$ALLOC_FAIL"
 check_log "taint W (512) fails" 125 "$CLEAN" 512
 check_log "taint D|O (4224) fails" 125 "$CLEAN" 4224
 check_log "taint P (1) fails" 125 "$CLEAN" 1

@@ -39,3 +39,20 @@ health_regex() {
 
 	echo "${HEALTH_PATTERNS[*]}"
 }
+
+# health_scan [FILE]: the lines of a kernel log (FILE or stdin) that fail
+# a run. Between the marks "kvod-fault: injecting" and "kvod-fault:
+# stopped", which the fault-injection tests write to the kernel log, a
+# bare "Call Trace" is expected: the kernel dumps the stack of an
+# allocation that fails (warn_alloc). Every other pattern still counts
+# there, so a WARN, KASAN, lockdep or BUG report does too.
+health_scan() {
+	awk -v re="$(health_regex)" '
+	/kvod-fault: injecting/ { inject = 1 }
+	/kvod-fault: stopped/ { inject = 0 }
+	$0 ~ re {
+		if (inject && $0 ~ /Call Trace/)
+			next
+		print
+	}' "$@"
+}
