@@ -220,3 +220,21 @@ race_begin() {
 race_until() {
 	[ "$SECONDS" -lt "$RACE_END" ]
 }
+
+# race_cycles ACTION WHAT: run the function ACTION over and over, with a
+# random pause of up to a second, for the stress period, while the
+# clients run; then stop the clients and check that every ACTION
+# succeeded ("every WHAT succeeded").
+race_cycles() {
+	local action=$1 what=$2 cycles=0 failed=0
+
+	race_begin
+	while race_until; do
+		"$action" || failed=$((failed + 1))
+		sleep "0.$((RANDOM % 10))"
+		cycles=$((cycles + 1))
+	done
+	race_stop
+	ktap_print_msg "$cycles $what cycles in $RACE_SECONDS s"
+	check_eq "every $what succeeded" 0 "$failed"
+}

@@ -48,17 +48,7 @@ relink() {
 }
 
 clients
-race_begin
-cycles=0
-failed=0
-while race_until; do
-	relink || failed=$((failed + 1))
-	sleep "0.$((RANDOM % 10))"
-	cycles=$((cycles + 1))
-done
-race_stop
-ktap_print_msg "$cycles link del/add cycles in $RACE_SECONDS s"
-check_eq "every rdma link del and add succeeded" 0 "$failed"
+race_cycles relink "rdma link del and add"
 for i in 1 2 3 4; do
 	race_check "rdma$i" "client loop $i: byte-exact or refused, never hung"
 done

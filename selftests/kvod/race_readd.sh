@@ -59,17 +59,7 @@ readd() {
 }
 
 clients
-race_begin
-cycles=0
-failed=0
-while race_until; do
-	readd || failed=$((failed + 1))
-	sleep "0.$((RANDOM % 10))"
-	cycles=$((cycles + 1))
-done
-race_stop
-ktap_print_msg "$cycles DEL/ADD cycles in $RACE_SECONDS s"
-check_eq "every DEL and ADD succeeded" 0 "$failed"
+race_cycles readd "DEL and ADD"
 race_check http1 "HTTP client 1: one whole version or an error, never hung"
 race_check http2 "HTTP client 2: one whole version or an error, never hung"
 race_check rdma1 "RDMA client 1: one whole version or an error, never hung"
