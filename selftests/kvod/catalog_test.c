@@ -2285,21 +2285,6 @@ TEST_F(module, unload_with_movies)
 
 static pid_t main_pid;
 
-/* The same test as selftests/lib/guest.sh: vm-run's marker and virtme's. */
-static bool in_guest(void)
-{
-	char cmdline[4096] = "";
-	const char *env = getenv("KVOD_IN_GUEST");
-	FILE *f = fopen("/proc/cmdline", "r");
-
-	if (f) {
-		if (!fgets(cmdline, sizeof(cmdline), f))
-			cmdline[0] = '\0';
-		fclose(f);
-	}
-	return env && !strcmp(env, "1") && strstr(cmdline, "virtme_");
-}
-
 static void unload_at_exit(void)
 {
 	int ret;
@@ -2327,7 +2312,7 @@ int main(int argc, char **argv)
 	if (list_only || getenv("KVOD_NO_LOAD"))
 		return test_harness_run(argc, argv);
 
-	if (!in_guest()) {
+	if (!kvod_in_guest()) {
 		ksft_print_header();
 		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
 	}

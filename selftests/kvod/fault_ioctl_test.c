@@ -843,20 +843,6 @@ TEST_F_TIMEOUT(fault, push_start_stop, 600)
 
 /* ------------------------------------------------------------------ */
 
-static bool in_guest(void)
-{
-	const char *g = getenv("KVOD_IN_GUEST");
-	char cmdline[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "r");
-
-	if (f) {
-		if (!fgets(cmdline, sizeof(cmdline), f))
-			cmdline[0] = '\0';
-		fclose(f);
-	}
-	return g && !strcmp(g, "1") && strstr(cmdline, "virtme_");
-}
-
 static void unload_at_exit(void)
 {
 	if (getpid() != main_pid)
@@ -879,7 +865,7 @@ int main(int argc, char **argv)
 			list_only = true;
 	if (list_only)
 		return test_harness_run(argc, argv);
-	if (!in_guest()) {
+	if (!kvod_in_guest()) {
 		ksft_print_header();
 		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
 	}

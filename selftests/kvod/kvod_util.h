@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,21 @@ static inline int kvod_module_loaded(void)
  * sets it), else two levels above this program (selftests/kvod/), then
  * kmod/kvod.ko.
  */
+/* The same test as selftests/lib/guest.sh: vm-run's marker and virtme's. */
+static inline bool kvod_in_guest(void)
+{
+	const char *env = getenv("KVOD_IN_GUEST");
+	char cmdline[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(cmdline, sizeof(cmdline), f))
+			cmdline[0] = '\0';
+		fclose(f);
+	}
+	return env && !strcmp(env, "1") && strstr(cmdline, "virtme_");
+}
+
 static inline void kvod_ko_path(char *buf, size_t len)
 {
 	char exe[PATH_MAX - 32];
