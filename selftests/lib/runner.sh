@@ -61,7 +61,7 @@ base_timeout() {
 # it. Returns 0 if all passed or skipped, 1 otherwise.
 run_suite() {
 	local suite=$1 hook=$2 n=0 failed=0 path name t rc start elapsed log
-	local after=
+	local after after_rc
 	local logdir=
 	local -a cmd
 
@@ -110,16 +110,15 @@ run_suite() {
 		if [ "$rc" = 137 ] && [ "$elapsed" -ge "$t" ]; then
 			rc=124
 		fi
-		if [ -n "${RUN_SUITE_AFTER:-}" ] &&
-			! after=$("$RUN_SUITE_AFTER" "$name"); then
-			printf '%s\n' "$after"
-			if [ "$rc" = 0 ] || [ "$rc" = 4 ]; then
-				echo "not ok $n selftests: $suite: $name # after: ${after##*$'\n'}"
-				failed=1
-				continue
-			fi
-		elif [ -n "${after:-}" ]; then
-			printf '%s\n' "$after"
+		after_rc=0
+		if [ -n "${RUN_SUITE_AFTER:-}" ]; then
+			after=$("$RUN_SUITE_AFTER" "$name") || after_rc=1
+			[ -z "$after" ] || printf '%s\n' "$after"
+		fi
+		if ((after_rc)) && { [ "$rc" = 0 ] || [ "$rc" = 4 ]; }; then
+			echo "not ok $n selftests: $suite: $name # after: ${after##*$'\n'}"
+			failed=1
+			continue
 		fi
 		case $rc in
 		0) echo "ok $n selftests: $suite: $name" ;;
