@@ -79,7 +79,6 @@ test-debug: setup
 	$(MAKE) tools selftests debug-modules
 	KVOD_KERNEL=$$(tools/debug-kernel --print) \
 	KVOD_KMOD_DIR=$(DEBUG_BUILD)/kmod \
-	KVOD_DEBUG_KERNEL=1 \
 	KVOD_TIMEOUT_SCALE=$${KVOD_TIMEOUT_SCALE:-4} \
 	KVOD_BOOT_TIMEOUT=$${KVOD_BOOT_TIMEOUT:-900} \
 	KVOD_VM_TIMEOUT=$${KVOD_VM_TIMEOUT:-14400} \
