@@ -102,6 +102,7 @@ MODULE_PARM_DESC(http_send_timeout,
 #define HTTP_REFUSE_SLACK	64	/* 503 answers in flight */
 #define HTTP_STEPS		16	/* state machine steps per work run */
 #define HTTP_PEER_BITS		6
+#define HTTP_ACCEPT_RETRY	(HZ / 10)	/* after a failed accept */
 
 /* TCP keepalive: first probe after 2 min idle, then 4 probes 30 s apart. */
 #define HTTP_KEEPIDLE		120
@@ -116,7 +117,9 @@ static atomic_t http_nr_refusing = ATOMIC_INIT(0);
  * @l: the listener
  * @sock: the listening socket
  * @wq: runs @accept_work and every connection's work
- * @accept_work: accepts until the backlog is empty
+ * @accept_work: accepts until the backlog is empty; after an accept that
+ *	failed for lack of memory it runs again by itself, since no
+ *	callback comes for clients already queued
  * @data_ready: the listening socket's callback before ours
  * @lock: protects @conns, @peers, @nr_conns
  * @conns: every connection not yet freed
@@ -128,7 +131,7 @@ struct http_server {
 	struct kvod_listener *l;
 	struct socket *sock;
 	struct workqueue_struct *wq;
-	struct work_struct accept_work;
+	struct delayed_work accept_work;
 	void (*data_ready)(struct sock *sk);
 	spinlock_t lock;	/* see the kernel-doc above */
 	struct list_head conns;
@@ -722,17 +725,27 @@ err_release:
 
 static void accept_work(struct work_struct *work)
 {
-	struct http_server *srv = container_of(work, struct http_server,
+	struct http_server *srv = container_of(to_delayed_work(work),
+					       struct http_server,
 					       accept_work);
 	struct socket *sock;
 	int ret;
 
 	for (;;) {
 		ret = kernel_accept(srv->sock, &sock, O_NONBLOCK);
+		if (ret == -EAGAIN)
+			return;
 		if (ret) {
-			if (ret != -EAGAIN)
-				pr_warn_ratelimited("http %pISpc: accept: %d\n",
-						    &srv->l->addr, ret);
+			/*
+			 * -ENOMEM and the like: the clients in the backlog
+			 * raise no new callback, so try again later.
+			 * http_stop() cancels this before it releases the
+			 * socket, and a cancelled work cannot requeue itself.
+			 */
+			pr_warn_ratelimited("http %pISpc: accept: %d, retrying\n",
+					    &srv->l->addr, ret);
+			queue_delayed_work(srv->wq, &srv->accept_work,
+					   HTTP_ACCEPT_RETRY);
 			return;
 		}
 		conn_start(srv, sock);
@@ -750,7 +763,7 @@ static void listen_data_ready(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	srv = sk->sk_user_data;
 	if (srv)
-		queue_work(srv->wq, &srv->accept_work);
+		queue_delayed_work(srv->wq, &srv->accept_work, 0);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
@@ -803,7 +816,7 @@ static int http_start(struct kvod_listener *l)
 	spin_lock_init(&srv->lock);
 	INIT_LIST_HEAD(&srv->conns);
 	init_waitqueue_head(&srv->wait);
-	INIT_WORK(&srv->accept_work, accept_work);
+	INIT_DELAYED_WORK(&srv->accept_work, accept_work);
 
 	srv->wq = alloc_workqueue("kvod_http", 0, 0);
 	if (!srv->wq) {
@@ -815,7 +828,7 @@ static int http_start(struct kvod_listener *l)
 		goto err_wq;
 
 	l->priv = srv;
-	queue_work(srv->wq, &srv->accept_work);	/* early connections */
+	queue_delayed_work(srv->wq, &srv->accept_work, 0); /* early clients */
 	return 0;
 
 err_wq:
@@ -860,7 +873,7 @@ static void http_stop(struct kvod_listener *l)
 	sk->sk_user_data = NULL;
 	sk->sk_data_ready = srv->data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
-	cancel_work_sync(&srv->accept_work);
+	cancel_delayed_work_sync(&srv->accept_work);
 	sock_release(srv->sock);
 
 	abort_conns(srv);

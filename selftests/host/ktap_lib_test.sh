@@ -21,7 +21,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 13
+ktap_plan 15
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|ok 2 b # SKIP why|# Totals: pass:1 fail:0 skip:1 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -47,5 +47,13 @@ check_eq "kvod_require_guest skips outside the guest" \
 	"$(child 'kvod_require_guest; echo still here')"
 check_eq "time_limit as is by default" 5 "$(env -u KVOD_TIMEOUT_SCALE bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"
 check_eq "time_limit stretched by KVOD_TIMEOUT_SCALE" 20 "$(KVOD_TIMEOUT_SCALE=4 bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"
+
+# wait_test runs its command on every poll: a counter file that reaches 3
+# on the third run passes; one that never changes times out.
+# shellcheck disable=SC2016 # expanded by the child
+check_eq "wait_test polls its command again" "ok rc=0" \
+	"$(child 'f=$(mktemp); echo 0 >$f; n() { echo $(($(cat $f) + 1)) >$f; cat $f; }; wait_test 5 = 3 n && echo ok; rm -f $f')"
+check_eq "wait_test gives up after its time" "timeout rc=0" \
+	"$(child 'wait_test 1 = 1 echo 0 || echo timeout')"
 
 ktap_finish

@@ -100,7 +100,7 @@ rm -f "$RACE_TMP"/*.out
 clients
 sleep 3
 faults_on 50
-timeout 60 rmmod kvod
+race_rmmod 60
 rc=$?
 fault_off
 race_stop

@@ -36,7 +36,7 @@ n=$(frames "$TMP/sample.mp4")
 check_eq "ffprobe over HTTP: same frames as the file (MP4, moov at end)" "$n" \
 	"$(frames "$URL/sample.mp4")"
 check_ok "... which took Range requests" test "$(http_counter 206)" -gt "$p0"
-wait_for 20 test "$(http_counter active)" = 0
+wait_test 20 = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
 
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"

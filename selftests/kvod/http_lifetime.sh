@@ -61,7 +61,7 @@ check_eq "a download holds the movie" 1 "$(movie_field big.ts CLIENTS)"
 check_eq "DEL mid-download leaves a zombie" 1 "$(zombies)"
 resume
 check_eq "... and the download finishes byte-exact" "1 complete" "$(outcome)"
-wait_for 10 test "$(zombies)" = 0
+wait_test 10 = 0 zombies
 check_eq "... after which the movie is freed" 0 "$(zombies)"
 
 # UNLISTEN closes its connections.
@@ -84,7 +84,7 @@ ip netns exec "$NS" "$KVODCTL" listen http "$NS_ADDR:$HTTP_PORT"
 curl -sS -o "$TMP/ns" "http://$NS_ADDR:$HTTP_PORT/big.ts"
 check_eq "a listener in a netns serves over the veth" "$(sha "$TMP/big.ts")" "$(sha "$TMP/ns")"
 ip netns del "$NS"
-wait_for 20 test -z "$(http_counters "$NS_ADDR" "$HTTP_PORT")"
+wait_test 20 = "" http_counters "$NS_ADDR" "$HTTP_PORT"
 check_eq "... and goes away with the namespace" "" \
 	"$(http_counters "$NS_ADDR" "$HTTP_PORT")"
 
@@ -97,7 +97,7 @@ check_ok "rmmod with 4 downloads running returns within 10 s" test $((SECONDS - 
 check_fail "... and the module is gone" test -d /sys/module/kvod
 resume
 check_eq "... its downloads were cut short" "4 cut" "$(outcome)"
-wait_for 20 test "$(tcp_inuse)" -le "$tcp0"
+wait_test 20 -le "$tcp0" tcp_inuse
 check_ok "... and no TCP socket is left ($(tcp_inuse) in use, $tcp0 before)" \
 	test "$(tcp_inuse)" -le "$tcp0"
 

@@ -96,7 +96,7 @@ check_ok "... within the deadline plus slack ($secs)" test "${secs%%.*}" -le "$(
 check_eq "... counted as a timeout" $((to + 1)) "$(http_counter timeouts)"
 echo 10 >"$PARAMS/http_header_timeout"
 
-wait_for 30 test "$(http_counter active)" = 0
+wait_test 30 = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
 check_eq "no active client left on the movie" 0 "$(movie_field s.ts CLIENTS)"
 

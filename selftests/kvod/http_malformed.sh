@@ -31,7 +31,7 @@ done < <("${HC[@]}" corpus "$HTTP_ADDR" "$HTTP_PORT" "$CORPUS")
 curl -sS -o "$TMP/out" "$URL/c.ts"
 check_eq "still serving byte-exact after the corpus" "$(sha "$TMP/c.ts")" \
 	"$(sha "$TMP/out")"
-wait_for 20 test "$(http_counter active)" = 0
+wait_test 20 = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
 
 # Every answer was counted under its status (the corpus, plus our 200).

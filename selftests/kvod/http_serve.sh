@@ -98,7 +98,7 @@ check_eq "HTTP/1.0 keep-alive honoured, then Connection: close" \
 	"HTTP/1.1 200 OK|Connection: keep-alive|HTTP/1.1 200 OK|Connection: close" "$r"
 
 # Counters.
-wait_for 20 test "$(http_counter active)" = 0
+wait_test 20 = 0 http_counter active
 check_eq "no connection left open" 0 "$(http_counter active)"
 check_eq "no active client left on the movie" 0 "$(movie_field m.ts CLIENTS)"
 served=$(movie_field m.ts SERVED)

@@ -119,7 +119,7 @@ wait "$normal_pid"
 ktap_print_msg "normal: $(cat "$TMP/normal")"
 check_eq "... while a client reading at a normal pace gets every byte" \
 	complete "$(word1 "$TMP/normal")"
-wait_for 10 test "$(stat_field zombies)" = 0
+wait_test 10 = 0 stat_field zombies
 check_eq "... and then the deleted movie is freed" 0 "$(stat_field zombies)"
 check_eq "... and no byte is resident" 0 "$(stat_field resident)"
 
@@ -141,7 +141,7 @@ check_eq "an unacknowledged response holds its deleted movie" 1 \
 wait "$trickle_pid"
 ktap_print_msg "drain: $(cat "$TMP/drain")"
 check_eq "... until the send timeout resets it" reset "$(word1 "$TMP/drain")"
-wait_for 10 test "$(stat_field zombies)" = 0
+wait_test 10 = 0 stat_field zombies
 check_eq "... which frees the movie" 0 "$(stat_field zombies)"
 check_eq "... and counts a timeout" 1 "$(($(http_counter timeouts) - to0))"
 
@@ -163,7 +163,7 @@ echo >"$T/trace"
 echo '-:kvodrel/close' >>"$T/dynamic_events"
 check_eq "no socket reached tcp_close() with a callback of kvod's" "" \
 	"$(grep -Fxf "$TMP/ptrs" "$TMP/kvod.syms" | paste -sd' ')"
-wait_for 20 test "$(tcp_inuse)" -le "$tcp0"
+wait_test 20 -le "$tcp0" tcp_inuse
 check_ok "no TCP socket is left ($(tcp_inuse) in use, $tcp0 before)" \
 	test "$(tcp_inuse)" -le "$tcp0"
 

@@ -238,3 +238,23 @@ race_cycles() {
 	ktap_print_msg "$cycles $what cycles in $RACE_SECONDS s"
 	check_eq "every $what succeeded" 0 "$failed"
 }
+
+# race_rmmod SECONDS: rmmod kvod while the loops run. A loop that runs
+# kvodctl holds /dev/kvod open for a moment, and rmmod refuses a module
+# in use (EBUSY, "Module kvod is in use") rather than wait; only that is
+# retried, until SECONDS have passed. Any other failure, or one rmmod
+# that itself hangs past SECONDS, returns non-zero at once.
+race_rmmod() {
+	local end=$((SECONDS + $1)) err rc
+
+	while :; do
+		err=$(timeout "$1" rmmod kvod 2>&1)
+		rc=$?
+		[ "$rc" != 0 ] || return 0
+		if [[ $err != *"in use"* ]] || ((SECONDS >= end)); then
+			echo "$err" >&2
+			return "$rc"
+		fi
+		sleep 0.1
+	done
+}

@@ -163,7 +163,7 @@ else
 fi
 ip netns del "$NS" &
 del=$!
-timeout 60 rmmod kvod
+race_rmmod 60
 rc=$?
 timeout 60 tail --pid="$del" -f /dev/null
 wait "$del"

@@ -73,7 +73,7 @@ clients
 ) &
 RACE_PIDS+=($!)
 sleep 5
-timeout 60 rmmod kvod
+race_rmmod 60
 rc=$?
 race_stop
 rdma link show "$RXE_DEV/1" >/dev/null 2>&1 || rxe_link_add

@@ -73,7 +73,7 @@ clients
 ) &
 RACE_PIDS+=($!)
 sleep 5
-timeout 60 rmmod kvod
+race_rmmod 60
 rc=$?
 race_stop
 check_eq "rmmod under load succeeds and kvod is gone" "0 no" \

@@ -86,7 +86,7 @@ clients
 ) &
 RACE_PIDS+=($!)
 sleep 5
-timeout 60 rmmod kvod
+race_rmmod 60
 rc=$?
 race_stop
 check_eq "rmmod under load succeeds, clients none corrupt, none hung" \

@@ -81,7 +81,7 @@ check_eq "player mode output byte-exact" "$want" "$got"
 # DEL while clients read: they finish, new connects are not found.
 "$KVOD_FETCH" -q --rate 40M --cache 100 -o "$RDMA_TMP/slow" "$RDMA_URL/small" &
 slow=$!
-wait_for 20 test "$(rdma_counter active)" = 1
+wait_test 20 = 1 rdma_counter active
 "$KVOD_HELPER" del small
 nf=$("$KVOD_FETCH" "$RDMA_URL/small" 2>&1 >/dev/null)
 wait "$slow"

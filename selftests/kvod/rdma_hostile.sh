@@ -89,7 +89,7 @@ check_eq "the bystander's stream was untouched" "0 $(sha256sum <"$RDMA_TMP/beta"
 	"$rc $(sha256sum <"$RDMA_TMP/bystander")"
 check_eq "server intact: a normal client reads alpha" "$(sha256sum <"$RDMA_TMP/alpha")" \
 	"$("$KVOD_FETCH" -q "$RDMA_URL/alpha" | sha256sum)"
-wait_for 10 test "$(rdma_counter active)" = 0
+wait_test 10 = 0 rdma_counter active
 check_eq "every hostile connection released" "0 0 0" \
 	"$(rdma_counter active) $("$RDMA_CTL" clients alpha) $("$RDMA_CTL" clients beta)"
 

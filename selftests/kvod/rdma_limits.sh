@@ -47,7 +47,7 @@ for _ in 1 2; do
 		"$RDMA_URL/film" &
 	pids+=($!)
 done
-wait_for 20 test "$(rdma_counter active)" -ge 2
+wait_test 20 -ge 2 rdma_counter active
 
 check_eq "a third connection from the address: rejected, said clearly" \
 	"kvod-fetch: small: too many connections from this address" \
@@ -70,7 +70,7 @@ echo 1024 >"$P/rdma_max_conns"
 kill "${pids[@]}" 2>/dev/null
 wait "${pids[@]}" 2>/dev/null
 pids=()
-wait_for 20 test "$(rdma_counter active)" = 0
+wait_test 20 = 0 rdma_counter active
 check_eq "no connection left active" 0 "$(rdma_counter active)"
 
 # Who allocates the MRs: a stack trace of every ib_alloc_mr() call.

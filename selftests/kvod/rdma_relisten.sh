@@ -84,7 +84,7 @@ for round in $(seq 4); do
 	rxe_link_add || slow=$((slow + 1))
 	reap
 	bad=$((bad + wrong))
-	wait_for 20 test "$(rdma_counter devices)" = 1 || slow=$((slow + 1))
+	wait_test 20 = 1 rdma_counter devices || slow=$((slow + 1))
 done
 ktap_print_msg "client errors: $(sort "$RDMA_TMP/errs" | uniq -c | tr '\n' ';')"
 check_eq "4 x rdma link del/add under connecting clients: no hang, rebinds" \

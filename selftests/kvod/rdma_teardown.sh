@@ -32,7 +32,7 @@ readers() {
 			--timeout 20000 "$RDMA_URL/film" 2>>"$RDMA_TMP/readers.err" &
 		pids+=($!)
 	done
-	wait_for 10 test "$(rdma_counter active)" -ge "$1"
+	wait_test 10 -ge "$1" rdma_counter active
 }
 
 # readers_gone: wait for every reader (in this shell, not a $(...)
@@ -53,12 +53,12 @@ readers_gone() {
 "$KVOD_FETCH" --rate 8M --cache 1000 --chunk 4k --depth 64 -o /dev/null \
 	"$RDMA_URL/film" 2>"$RDMA_TMP/victim.err" &
 victim=$!
-wait_for 10 test "$(rdma_counter active)" = 1
+wait_test 10 = 1 rdma_counter active
 sleep 1
 alive=$(kill -0 "$victim" 2>/dev/null && echo yes || echo no)
 kill -9 "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
-wait_for 10 test "$(rdma_counter active)" = 0
+wait_test 10 = 0 rdma_counter active
 check_eq "killed mid-READ: its connection is released" "yes 0 0" \
 	"$alive $(rdma_counter active) $("$RDMA_CTL" clients film)"
 [ "$alive" = yes ] || ktap_print_msg "victim: $(cat "$RDMA_TMP/victim.err")"
@@ -82,7 +82,7 @@ ktap_print_msg "$(sort "$RDMA_TMP/readers.err" | uniq -c)"
 check_eq "connections released, listener waits for a device" "0 0 0" \
 	"$(rdma_counter active) $("$RDMA_CTL" clients film) $(rdma_counter devices)"
 rxe_link_add || ktap_print_msg "cannot re-add $RXE_DEV"
-wait_for 10 test "$(rdma_counter devices)" = 1
+wait_test 10 = 1 rdma_counter devices
 check_eq "the listener binds the re-added device" 1 "$(rdma_counter devices)"
 check_eq "and serves byte-exact again" "$want" \
 	"$("$KVOD_FETCH" -q --timeout 20000 "$RDMA_URL/film" | sha256sum)"

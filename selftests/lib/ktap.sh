@@ -169,6 +169,21 @@ wait_for() {
 	done
 }
 
+# wait_test SECONDS OP VALUE CMD...: poll every 0.1 s until
+# test "$(CMD...)" OP VALUE holds; CMD runs again on every poll (unlike
+# wait_for SECONDS test "$(CMD)" ..., which would compare one output).
+wait_test() {
+	local deadline=$((SECONDS + $1)) op=$2 value=$3
+
+	shift 3
+	until test "$("$@")" "$op" "$value"; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 # kmod_load NAME [PARAMS...]: insmod NAME.ko from $KVOD_KMOD_DIR (where
 # make test-debug builds the modules for the debug kernel), else from
 # $KVOD_REPO/kmod.
