@@ -168,7 +168,7 @@ int kvod_listener_add(u32 proto, const struct kvod_sockaddr *ua);
 int kvod_listener_del(u32 proto, const struct kvod_sockaddr *ua);
 int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr);
 
-/* http.c: NULL until the HTTP server is built in */
+/* http.c */
 const struct kvod_proto_ops *kvod_http_ops(void);
 
 /* rdma.c */

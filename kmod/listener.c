@@ -117,10 +117,8 @@ int kvod_listener_add(u32 proto, const struct kvod_sockaddr *ua)
 	struct kvod_listener *l;
 	int ret;
 
-	if (!proto || proto > KVOD_PROTO_RDMA)
-		return -EINVAL;
 	if (!ops)
-		return -EPROTONOSUPPORT;
+		return -EINVAL;
 
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)

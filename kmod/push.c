@@ -15,8 +15,17 @@
  *
  * Packet format (RFC 3550, RFC 2250): a 12-byte RTP header, payload type
  * 33, a random SSRC and initial sequence number, a 90 kHz timestamp
- * derived from the departure time; then 7 TS packets of the movie, copied
- * from the resident chunks (a packet may straddle two chunks).
+ * derived from the departure time; then 7 TS packets of the movie (a
+ * packet may straddle two chunks).
+ *
+ * No movie byte is copied. Each packet takes two sends on the UDP socket:
+ * the header, with its SCM_TXTIME and MSG_MORE, which UDP copies into a
+ * corked skb (12 bytes); then the payload as MSG_SPLICE_PAGES, which
+ * appends page fragments that reference the movie's chunks, each holding
+ * a page reference, so a packet queued in the qdisc keeps its pages after
+ * a DEL. On an error in either send UDP discards the corked header, and
+ * the packet is sent again whole or counted as an error. A device without
+ * scatter-gather makes UDP copy the payload instead (ip_append_data()).
  *
  * Lifetime of a struct kvod_push: created by PUSH_START with a reference
  * on its movie and a kernel UDP socket in the caller's namespace, and put
@@ -44,6 +53,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bvec.h>
 #include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -182,9 +192,9 @@ static void rtp_header(const struct kvod_push *p, u64 k, u8 *h)
 	put_unaligned_be32(p->ssrc, h + 8);
 }
 
-/* Point @iov at up to @len movie bytes from @off; returns the vectors used. */
-static int movie_iov(const struct kvod_movie *movie, u64 off, size_t len,
-		     struct kvec *iov)
+/* Point @bv at up to @len movie bytes from @off; returns the vectors used. */
+static int movie_bvec(const struct kvod_movie *movie, u64 off, size_t len,
+		      struct bio_vec *bv)
 {
 	int n = 0;
 
@@ -195,8 +205,7 @@ static int movie_iov(const struct kvod_movie *movie, u64 off, size_t len,
 		if (!c)
 			break;
 		in_chunk = min_t(u64, len, c->offset + c->len - off);
-		iov[n].iov_base = page_address(c->page) + (off - c->offset);
-		iov[n].iov_len = in_chunk;
+		bvec_set_page(&bv[n], c->page, in_chunk, off - c->offset);
 		off += in_chunk;
 		len -= in_chunk;
 		n++;
@@ -204,21 +213,19 @@ static int movie_iov(const struct kvod_movie *movie, u64 off, size_t len,
 	return n;
 }
 
-/* Send packet p->k with @len payload bytes from p->offset. */
-static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
+/* The header of p->k, corked (MSG_MORE) with its departure time. */
+static int push_send_head(struct kvod_push *p, ktime_t due)
 {
 	u8 hdr[PUSH_RTP_HDR];
-	struct kvec iov[3] = { { .iov_base = hdr, .iov_len = sizeof(hdr) } };
+	struct kvec iov = { .iov_base = hdr, .iov_len = sizeof(hdr) };
 	u8 ctl[CMSG_SPACE(sizeof(u64))] __aligned(sizeof(u64)) = { };
 	struct msghdr msg = {
 		.msg_control = ctl,
 		.msg_controllen = sizeof(ctl),
-		.msg_flags = MSG_DONTWAIT,
+		.msg_flags = MSG_DONTWAIT | MSG_MORE,
 	};
-	ktime_t due = push_due(p, p->k);
 	struct cmsghdr *cm = (struct cmsghdr *)ctl;
 	u64 txtime = ktime_to_ns(due);
-	int n, ret;
 
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_TXTIME;
@@ -226,8 +233,23 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 	memcpy(CMSG_DATA(cm), &txtime, sizeof(txtime));
 
 	rtp_header(p, p->k, hdr);
-	n = movie_iov(p->movie, p->offset, len, iov + 1);
-	ret = kernel_sendmsg(p->sock, &msg, iov, n + 1, sizeof(hdr) + len);
+	return kernel_sendmsg(p->sock, &msg, &iov, 1, sizeof(hdr));
+}
+
+/* Send packet p->k with @len payload bytes from p->offset. */
+static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
+{
+	struct msghdr msg = { .msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT };
+	ktime_t due = push_due(p, p->k);
+	struct bio_vec bv[2];
+	int n, ret;
+
+	ret = push_send_head(p, due);
+	if (ret >= 0) {
+		n = movie_bvec(p->movie, p->offset, len, bv);
+		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
+		ret = sock_sendmsg(p->sock, &msg);
+	}
 	if (ret == -EAGAIN || ret == -ENOBUFS)
 		return ret;	/* socket buffer full: retry this packet later */
 	if (ret < 0)

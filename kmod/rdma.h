@@ -114,9 +114,8 @@ struct kvod_rdma_conn {
 };
 
 #define KVOD_RDMA_CONN_CLOSING	0	/* release_work queued */
-#define KVOD_RDMA_CONN_LIVE	1	/* memory registered */
-#define KVOD_RDMA_CONN_ANSWERED	2	/* accepted or rejected */
-#define KVOD_RDMA_CONN_ACCEPTED	3	/* rdma_accept() succeeded */
+#define KVOD_RDMA_CONN_ANSWERED	1	/* accepted or rejected */
+#define KVOD_RDMA_CONN_ACCEPTED	2	/* rdma_accept() succeeded */
 
 /* rdma.c */
 extern struct workqueue_struct *kvod_rdma_wq;

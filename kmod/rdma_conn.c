@@ -555,7 +555,6 @@ int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
 	kfree(regs);
 	if (ret)
 		return ret;
-	set_bit(KVOD_RDMA_CONN_LIVE, &conn->flags);
 	kvod_lc_add(conn->rl->l, KVOD_LC_BYTES, conn->movie->length);
 	return 0;
 }

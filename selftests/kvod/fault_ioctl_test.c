@@ -449,7 +449,7 @@ static bool misleading(int err)
 	switch (err) {
 	case EINVAL: case ENOENT: case EEXIST: case EPERM: case EBADF:
 	case EFAULT: case E2BIG: case ENOTTY: case EADDRINUSE:
-	case EADDRNOTAVAIL: case EPROTONOSUPPORT: case EFBIG: case EIO:
+	case EADDRNOTAVAIL: case EFBIG: case EIO:
 	case ENETUNREACH:
 		return true;
 	default:

@@ -92,7 +92,7 @@ struct kvod_movie_ref {
 /**
  * struct kvod_movie_info - one movie's state (KVOD_IOC_MOVIE_INFO, LIST)
  * @size: sizeof(struct kvod_movie_info)
- * @flags: must be 0 on input; KVOD_MOVIE_F_* on output
+ * @flags: must be 0 on input; 0 on output (reserved)
  * @name: in: the movie to query (INFO); out: its name
  * @length: the movie's size in bytes
  * @bitrate: nominal bit rate in bits/s (0 if unknown)
@@ -202,8 +202,8 @@ struct kvod_sockaddr {
  * Errors: EINVAL (bad proto, family, port or address), EADDRINUSE (a
  * listener of that proto on that address exists, or the port is taken),
  * EADDRNOTAVAIL (no such local address), ENOENT (UNLISTEN: no such
- * listener), EPROTONOSUPPORT (the protocol is not built in),
- * EOPNOTSUPP (RDMA outside the initial network namespace), EPERM.
+ * listener), EOPNOTSUPP (RDMA outside the initial network namespace),
+ * EPERM.
  */
 struct kvod_listen {
 	__u32 size;

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The push sends no movie byte by copy. During a push over veth, return
+# probes sum, per process, the bytes UDP accepted from each sendmsg
+# (udp_sendmsg()) and the bytes it took by page reference
+# (skb_splice_from_iter(), the MSG_SPLICE_PAGES path); the difference is
+# what UDP copied in. kvod sends from kworkers: they must splice at least
+# every payload byte and copy no more than the 12-byte RTP headers. A
+# control sender in userspace (python's sendto, a copying send) must show
+# up as copied, so a broken probe cannot pass the test by seeing nothing.
+#
+# Then the references: a push hands tsock two seconds of packets, is
+# stopped and its movie deleted while they wait there, and the freed
+# memory is filled with another movie at once. The packets released
+# afterwards must still carry the first movie's bytes.
+#
+# timeout: 300
+
+# shellcheck source=selftests/kvod/tsock_lib.bash
+. "$(dirname "$0")/tsock_lib.bash"
+
+kvod_require_guest
+tsock_require_tools
+T=/sys/kernel/tracing
+ktap_header
+ktap_plan 9
+
+KVODCTL=$KVOD_REPO/tools/kvodctl
+TMP=$(mktemp -d)
+RMEM_MAX=$(sysctl -n net.core.rmem_max)
+# shellcheck disable=SC2016 # $retval is tracefs syntax
+PROBES=(
+	'r:kvodpzc/sent udp_sendmsg ret=$retval:s32'
+	'r:kvodpzc/splice skb_splice_from_iter ret=$retval:s64'
+)
+probes_off() {
+	local p
+
+	[ -d "$T/events/kvodpzc" ] || return 0
+	echo 0 >"$T/events/kvodpzc/enable"
+	for p in "${PROBES[@]}"; do
+		p=${p%% *}
+		echo "-:${p#r:}" >>"$T/kprobe_events"
+	done
+}
+cleanup() {
+	probes_off 2>/dev/null
+	sysctl -qw net.core.rmem_max="$RMEM_MAX"
+	netns_down
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+NPKT=3000			# RTP packets, 7 TS packets (1316 bytes) each
+RATE=40000000			# 3800 packets/s
+CONTROL_PKTS=2000		# the copying control's datagrams, 1316 bytes
+# mkts FILE N: a synthetic MPEG-TS movie of N RTP payloads.
+mkts() {
+	python3 -c '
+import os, sys
+with open(sys.argv[1], "wb") as f:
+    for _ in range(int(sys.argv[2]) * 7):
+        f.write(b"\x47" + os.urandom(187))
+' "$1" "$2"
+}
+mkts "$TMP/m.ts" "$NPKT" || ktap_bail_out "cannot make the movie"
+
+[ -d "$T/events" ] || mount -t tracefs nodev "$T" ||
+	ktap_bail_out "no tracefs"
+sysctl -qw net.core.rmem_max=$((64 << 20))
+kvod_load || ktap_bail_out "insmod kvod failed"
+kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
+netns_up || ktap_bail_out "netns setup failed"
+"$KVODCTL" add m "$TMP/m.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
+
+echo 0 >"$T/tracing_on"
+echo >"$T/trace"
+echo 4096 >"$T/buffer_size_kb"
+for p in "${PROBES[@]}"; do
+	echo "$p" >>"$T/kprobe_events" ||
+		ktap_bail_out "cannot add probe $p: $(tail -n2 "$T/error_log")"
+done
+echo 1 >"$T/events/kvodpzc/enable"
+echo 1 >"$T/tracing_on"
+
+rx "$TXRECV" -p 5010 -R $((RATE / (1316 * 8))) -n "$NPKT" -t 10000 \
+	-T 60000 -P "$TMP/rx.ts" >"$TMP/rx" &
+rxpid=$!
+wait_for 30 grep -q listening "$TMP/rx" || ktap_print_msg "txrecv did not start"
+tx "$KVODCTL" push m "udp://$ADDR_RX:5010" --rate "$RATE" >/dev/null ||
+	ktap_print_msg "kvodctl push failed"
+wait "$rxpid"
+# The control: a copying sender, to a port nobody listens on.
+tx python3 -S - "$CONTROL_PKTS" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(int(sys.argv[1])):
+    s.sendto(b"x" * 1316, ("127.0.0.1", 9))
+PY
+
+echo 0 >"$T/tracing_on"
+read -r sent spliced csent cspliced < <(awk '
+	/ (sent|splice): / {
+		comm = $1; sub(/-[0-9]+$/, "", comm)
+		who = comm ~ /^kworker/ ? "kworker" : comm ~ /python/ ? "control" : "other"
+		ev = $0 ~ / splice: / ? "splice" : "sent"
+		v = $NF; sub(/^ret=/, "", v)
+		if (v > 0) n[who "_" ev] += v
+	}
+	END {
+		printf "%d %d %d %d\n", n["kworker_sent"], n["kworker_splice"],
+			n["control_sent"], n["control_splice"]
+	}
+' "$T/trace")
+probes_off
+copied=$((sent - spliced))
+RX_OUT=$(tail -n +2 "$TMP/rx")
+ktap_print_msg "txrecv: $RX_OUT" \
+	"kworkers: UDP took $sent bytes, $spliced by reference, copied $copied" \
+	"control: UDP took $csent bytes, $cspliced by reference"
+
+check_eq "every packet arrived" "$NPKT" "$(val received)"
+check_ok "payload byte-exact against the movie" cmp "$TMP/m.ts" "$TMP/rx.ts"
+check_ok "the probes see a copying sender copy (control)" \
+	test $((csent - cspliced)) -ge $((CONTROL_PKTS * 1316))
+check_ok "kvod hands every payload byte to UDP by page reference" \
+	test "$spliced" -ge "$(stat -c %s "$TMP/m.ts")"
+check_ok "kvod copies only RTP headers (12 bytes a packet)" \
+	test "$copied" -le $((12 * NPKT))
+
+# --- packets in the qdisc keep their pages after STOP and DEL ---
+NPKT2=2000
+mkts "$TMP/d.ts" "$NPKT2" || ktap_bail_out "cannot make the movie"
+head -c "$(stat -c %s "$TMP/d.ts")" /dev/zero >"$TMP/fill"
+"$KVODCTL" add d "$TMP/d.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
+qd add root tsock || ktap_bail_out "tc qdisc add failed"
+RATE2=8000000			# 760 packets/s: 1520 packets in the window
+rx "$TXRECV" -p 5012 -R $((RATE2 / (1316 * 8))) -n "$NPKT2" -t 10000 \
+	-T 30000 -P "$TMP/rx2.ts" >"$TMP/rx2" &
+rxpid=$!
+wait_for 30 grep -q listening "$TMP/rx2" || ktap_print_msg "txrecv did not start"
+id=$(tx "$KVODCTL" push d "udp://$ADDR_RX:5012" --rate "$RATE2" --window 2000)
+# shellcheck disable=SC2317 # wait_test runs it
+handed() {
+	"$KVODCTL" list --json | jq -r '.pushes[0].packets // 0'
+}
+wait_test 10 -gt 0 handed
+"$KVODCTL" stop "$id"
+"$KVODCTL" del d
+backlog=$(qstat backlog)
+zombies=$("$KVODCTL" stats --json | jq -r .zombies)
+"$KVODCTL" add fill "$TMP/fill" >/dev/null
+ktap_print_msg "after STOP and DEL: tsock backlog $backlog, zombies $zombies"
+check_eq "the movie is freed while its packets wait in tsock" "0 yes" \
+	"$zombies $([ "${backlog:-0}" -gt 0 ] && echo yes || echo no)"
+wait "$rxpid"
+RX_OUT=$(tail -n +2 "$TMP/rx2")
+ktap_print_msg "txrecv: $RX_OUT"
+n=$(stat -c %s "$TMP/rx2.ts")
+check_ok "packets released after DEL arrive ($(val received))" \
+	test "$(val received)" -gt 0
+check_ok "their payload is the deleted movie's, byte-exact" \
+	cmp -n "$n" "$TMP/d.ts" "$TMP/rx2.ts"
+check_eq "m and fill left, nothing held by the deleted movie" "2 0" \
+	"$("$KVODCTL" stats --json | jq -r '"\(.movies) \(.zombies)"')"
+
+netns_down
+kvod_unload
+kmod_unload sch_tsock
+ktap_finish
