@@ -130,14 +130,16 @@ check_ok "kvod copies only RTP headers (12 bytes a packet)" \
 	test "$copied" -le $((12 * NPKT))
 
 # --- packets in the qdisc keep their pages after STOP and DEL ---
-NPKT2=2000
+# 4 Mbit/s (380 packets/s) with a 2 s window: tsock holds 1 to 2 s of
+# packets (under its flow_limit of 1000) once the push is under way.
+NPKT2=8000
+RATE2=4000000
 mkts "$TMP/d.ts" "$NPKT2" || ktap_bail_out "cannot make the movie"
 head -c "$(stat -c %s "$TMP/d.ts")" /dev/zero >"$TMP/fill"
 "$KVODCTL" add d "$TMP/d.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
 qd add root tsock || ktap_bail_out "tc qdisc add failed"
-RATE2=8000000			# 760 packets/s: 1520 packets in the window
 rx "$TXRECV" -p 5012 -R $((RATE2 / (1316 * 8))) -n "$NPKT2" -t 10000 \
-	-T 30000 -P "$TMP/rx2.ts" >"$TMP/rx2" &
+	-T 60000 -P "$TMP/rx2.ts" >"$TMP/rx2" &
 rxpid=$!
 wait_for 30 grep -q listening "$TMP/rx2" || ktap_print_msg "txrecv did not start"
 id=$(tx "$KVODCTL" push d "udp://$ADDR_RX:5012" --rate "$RATE2" --window 2000)
@@ -146,22 +148,34 @@ handed() {
 	"$KVODCTL" list --json | jq -r '.pushes[0].packets // 0'
 }
 wait_test 10 -gt 0 handed
+sent=$(handed)
 "$KVODCTL" stop "$id"
 "$KVODCTL" del d
-backlog=$(qstat backlog)
+qlen=$(qstat qlen)
 zombies=$("$KVODCTL" stats --json | jq -r .zombies)
 "$KVODCTL" add fill "$TMP/fill" >/dev/null
-ktap_print_msg "after STOP and DEL: tsock backlog $backlog, zombies $zombies"
+ktap_print_msg "push handed over $sent packets or more;" \
+	"after STOP and DEL: $qlen packets in tsock, $zombies zombies"
 check_eq "the movie is freed while its packets wait in tsock" "0 yes" \
-	"$zombies $([ "${backlog:-0}" -gt 0 ] && echo yes || echo no)"
+	"$zombies $([ "${qlen:-0}" -gt 0 ] && echo yes || echo no)"
 wait "$rxpid"
 RX_OUT=$(tail -n +2 "$TMP/rx2")
 ktap_print_msg "txrecv: $RX_OUT"
-n=$(stat -c %s "$TMP/rx2.ts")
-check_ok "packets released after DEL arrive ($(val received))" \
-	test "$(val received)" -gt 0
-check_ok "their payload is the deleted movie's, byte-exact" \
-	cmp -n "$n" "$TMP/d.ts" "$TMP/rx2.ts"
+# Packets may arrive reordered (veth hands them to whichever CPU ran the
+# qdisc): each received payload must be one of the movie's (they are
+# random, so each is unique), none may be anything else.
+read -r got foreign < <(python3 -c '
+import sys
+movie = open(sys.argv[1], "rb").read()
+rx = open(sys.argv[2], "rb").read()
+want = {movie[i:i + 1316] for i in range(0, len(movie), 1316)}
+pkts = [rx[i:i + 1316] for i in range(0, len(rx), 1316)]
+print(len(pkts), sum(p not in want for p in pkts))
+' "$TMP/d.ts" "$TMP/rx2.ts")
+check_ok "packets released after DEL arrive ($got, $qlen of them queued at DEL)" \
+	test "${got:-0}" -ge "${qlen:-1}"
+check_eq "each carries a payload of the deleted movie, none other bytes" 0 \
+	"${foreign:-none}"
 check_eq "m and fill left, nothing held by the deleted movie" "2 0" \
 	"$("$KVODCTL" stats --json | jq -r '"\(.movies) \(.zombies)"')"
 
