@@ -13,7 +13,7 @@
 #            sendmsg per packet: the peer
 #
 # each to a dummy device (which drops what it is given, so only sending
-# costs CPU), three rounds in turn, the median reported.
+# costs CPU), five rounds in turn, the median reported.
 #
 # usage: bench/push.sh [PPS [SECS]]	(on the host; builds the baseline
 #        module, then boots a guest)
@@ -58,7 +58,7 @@ B=$(mktemp -d /tmp/kvod-bench.XXXXXX)
 KVODCTL=$REPO/tools/kvodctl
 RATE=$((PPS * 1316 * 8))
 HZ=$(getconf CLK_TCK)
-ROUNDS=3
+ROUNDS=5
 DUMMY=kvdummy
 DST=198.18.7.2
 
@@ -103,7 +103,7 @@ log "# idle baseline: $IDLE jiffies over $SECS s"
 # cpu_per_gb JIFFIES BYTES: CPU-seconds per GB, the idle baseline removed.
 cpu_per_gb() {
 	awk -v d="$1" -v base="$IDLE" -v hz="$HZ" -v b="$2" \
-		'BEGIN { printf "%.2f", b > 0 ? ((d - base) / hz) / (b / 1e9) : -1 }'
+		'BEGIN { printf "%.2f", (b > 0 ? ((d - base) / hz) / (b / 1e9) : -1) }'
 }
 
 # run_push DIR: one push with the kvod.ko in DIR; prints "JIFFIES BYTES".

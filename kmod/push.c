@@ -18,14 +18,15 @@
  * derived from the departure time; then 7 TS packets of the movie (a
  * packet may straddle two chunks).
  *
- * No movie byte is copied. Each packet takes two sends on the UDP socket:
- * the header, with its SCM_TXTIME and MSG_MORE, which UDP copies into a
- * corked skb (12 bytes); then the payload as MSG_SPLICE_PAGES, which
- * appends page fragments that reference the movie's chunks, each holding
- * a page reference, so a packet queued in the qdisc keeps its pages after
- * a DEL. On an error in either send UDP discards the corked header, and
- * the packet is sent again whole or counted as an error. A device without
- * scatter-gather makes UDP copy the payload instead (ip_append_data()).
+ * No movie byte is copied. kvod writes each packet's RTP header into a
+ * fragment of its own page (the push's page_frag_cache, 12 bytes a packet)
+ * and hands UDP the header and the payload as one MSG_SPLICE_PAGES send
+ * with its SCM_TXTIME: UDP appends page fragments that point into the
+ * header page and the movie's chunks, each holding a page reference, so a
+ * packet queued in the qdisc keeps its pages after the push ends and the
+ * movie is deleted. The checksum is left to the device where it can
+ * (CHECKSUM_PARTIAL). A device without scatter-gather makes UDP copy
+ * instead (ip_append_data()).
  *
  * Lifetime of a struct kvod_push: created by PUSH_START with a reference
  * on its movie and a kernel UDP socket in the caller's namespace, and put
@@ -123,6 +124,8 @@
  * @loops: restarts at the movie's beginning
  * @late: packets handed over after their time
  * @errors: packets the socket refused
+ * @hdrs: page fragments for RTP headers; used by @work only, drained at
+ *	release (packets in flight hold their own page references)
  */
 struct kvod_push {
 	struct list_head node;
@@ -149,6 +152,7 @@ struct kvod_push {
 	atomic64_t loops;
 	atomic64_t late;
 	atomic64_t errors;
+	struct page_frag_cache hdrs;
 };
 
 static LIST_HEAD(kvod_pushes);		/* under kvod_push_lock, by id */
@@ -213,43 +217,38 @@ static int movie_bvec(const struct kvod_movie *movie, u64 off, size_t len,
 	return n;
 }
 
-/* The header of p->k, corked (MSG_MORE) with its departure time. */
-static int push_send_head(struct kvod_push *p, ktime_t due)
+/* Send packet p->k with @len payload bytes from p->offset. */
+static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 {
-	u8 hdr[PUSH_RTP_HDR];
-	struct kvec iov = { .iov_base = hdr, .iov_len = sizeof(hdr) };
 	u8 ctl[CMSG_SPACE(sizeof(u64))] __aligned(sizeof(u64)) = { };
 	struct msghdr msg = {
 		.msg_control = ctl,
 		.msg_controllen = sizeof(ctl),
-		.msg_flags = MSG_DONTWAIT | MSG_MORE,
+		.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT,
 	};
+	ktime_t due = push_due(p, p->k);
 	struct cmsghdr *cm = (struct cmsghdr *)ctl;
 	u64 txtime = ktime_to_ns(due);
+	struct bio_vec bv[3];
+	u8 *hdr;
+	int n, ret;
+
+	hdr = page_frag_alloc(&p->hdrs, PUSH_RTP_HDR,
+			      GFP_KERNEL | __GFP_NOWARN);
+	if (!hdr)
+		return -ENOBUFS;	/* retry this packet later */
+	rtp_header(p, p->k, hdr);
+	bvec_set_virt(&bv[0], hdr, PUSH_RTP_HDR);
+	n = movie_bvec(p->movie, p->offset, len, bv + 1);
 
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_TXTIME;
 	cm->cmsg_len = CMSG_LEN(sizeof(txtime));
 	memcpy(CMSG_DATA(cm), &txtime, sizeof(txtime));
-
-	rtp_header(p, p->k, hdr);
-	return kernel_sendmsg(p->sock, &msg, &iov, 1, sizeof(hdr));
-}
-
-/* Send packet p->k with @len payload bytes from p->offset. */
-static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
-{
-	struct msghdr msg = { .msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT };
-	ktime_t due = push_due(p, p->k);
-	struct bio_vec bv[2];
-	int n, ret;
-
-	ret = push_send_head(p, due);
-	if (ret >= 0) {
-		n = movie_bvec(p->movie, p->offset, len, bv);
-		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n, len);
-		ret = sock_sendmsg(p->sock, &msg);
-	}
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, n + 1,
+		      PUSH_RTP_HDR + len);
+	ret = sock_sendmsg(p->sock, &msg);
+	page_frag_free(hdr);	/* an skb that took it holds its own */
 	if (ret == -EAGAIN || ret == -ENOBUFS)
 		return ret;	/* socket buffer full: retry this packet later */
 	if (ret < 0)
@@ -300,6 +299,7 @@ static void push_release(struct kvod_push *p)
 {
 	sock_release(p->sock);
 	p->sock = NULL;
+	page_frag_cache_drain(&p->hdrs);
 	atomic_dec(&p->movie->active_clients);
 	kvod_movie_put(p->movie);
 	p->movie = NULL;
