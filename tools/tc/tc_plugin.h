@@ -18,6 +18,13 @@
 #ifndef _KVOD_TC_PLUGIN_H
 #define _KVOD_TC_PLUGIN_H
 
+/*
+ * The iproute2 release these declarations were checked against. The
+ * Makefile refuses to build the plugin for a tc of another release (see
+ * its check-iproute2): compare tc/tc_util.h there, then change this.
+ */
+#define KVOD_TC_IPROUTE2 "6.15.0"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
