@@ -22,6 +22,7 @@ ktap_plan 5
 KVODCTL=$KVOD_REPO/tools/kvodctl
 T=/sys/kernel/tracing
 TMP=$(mktemp -d)
+# shellcheck disable=SC2317 # the EXIT trap runs it
 cleanup() {
 	if [ -w "$T/tracing_on" ]; then
 		echo 0 >"$T/tracing_on"
@@ -51,6 +52,7 @@ grep -qw function_graph "$T/available_tracers" ||
 [ "$(grep -o '([a-z]*)' /sys/kernel/debug/sched/preempt 2>/dev/null)" != "(full)" ] ||
 	ktap_print_msg "full preemption: cond_resched() is a no-op here"
 
+# shellcheck disable=SC2119 # no module parameters
 kvod_load || ktap_bail_out "insmod kvod failed"
 head -c $((64 << 20)) /dev/urandom >"$TMP/big" ||
 	ktap_bail_out "cannot make the movie"

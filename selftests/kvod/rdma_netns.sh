@@ -9,6 +9,7 @@
 #
 # timeout: 300
 
+# shellcheck source=selftests/lib/ktap.sh
 . "$(dirname "$0")/../lib/ktap.sh"
 kvod_require_guest
 

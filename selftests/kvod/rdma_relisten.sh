@@ -13,7 +13,9 @@
 #
 # timeout: 900
 
+# shellcheck source=selftests/lib/ktap.sh
 . "$(dirname "$0")/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rxe.sh
 . "$(dirname "$0")/../lib/rxe.sh"
 kvod_require_guest
 

@@ -8,7 +8,9 @@
 #
 # timeout: 600
 
+# shellcheck source=selftests/lib/ktap.sh
 . "$(dirname "$0")/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rxe.sh
 . "$(dirname "$0")/../lib/rxe.sh"
 kvod_require_guest
 

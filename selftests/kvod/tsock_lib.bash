@@ -7,11 +7,13 @@
 #   $NS_RX: $DEV_RX 198.18.0.2/24  (the receiver, with SO_TIMESTAMPNS)
 # tc finds q_tsock.so through TC_LIB_DIR, so nothing is installed.
 
+# shellcheck source=selftests/lib/ktap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
 
 TXT_DIR=$KVOD_REPO/tools/txtime
 TXSEND=$TXT_DIR/txsend
 TXRECV=$TXT_DIR/txrecv
+# shellcheck disable=SC2034 # for the tests that source this
 TSOCK_NL=$KVOD_REPO/selftests/kvod/tsock_nl.py
 export TC_LIB_DIR=$KVOD_REPO/tools/tc
 

@@ -66,6 +66,7 @@ KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch
 RDMA_CLIENT=$KVOD_REPO/selftests/kvod/rdma_client
 RDMA_CTL=$KVOD_REPO/selftests/kvod/rdma_ctl
 KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
+# shellcheck disable=SC2034 # for the tests that source this
 RDMA_URL=rdma://$RXE_ADDR:$RXE_PORT
 
 # rdma_test_start [KVOD_PARAMS...]: bail out unless all of it comes up.
