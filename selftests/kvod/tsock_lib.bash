@@ -10,7 +10,7 @@
 # shellcheck source=selftests/lib/ktap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
 
-TXT_DIR=$KVOD_REPO/tools/txtime
+TXT_DIR=$KVOD_REPO/selftests/txtime
 TXSEND=$TXT_DIR/txsend
 TXRECV=$TXT_DIR/txrecv
 # shellcheck disable=SC2034 # for the tests that source this
