@@ -167,6 +167,8 @@ void kvod_listeners_exit(void);
 int kvod_listener_add(u32 proto, const struct kvod_sockaddr *ua);
 int kvod_listener_del(u32 proto, const struct kvod_sockaddr *ua);
 int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr);
+int kvod_sockaddr_to_kernel(const struct kvod_sockaddr *ua,
+			    struct sockaddr_storage *ss, int *len);
 
 /* http.c */
 const struct kvod_proto_ops *kvod_http_ops(void);

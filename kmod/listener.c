@@ -47,9 +47,19 @@ static const struct kvod_proto_ops *proto_ops(u32 proto)
 	}
 }
 
-/* Convert and check a userspace address; the wildcard is allowed. */
-static int sockaddr_from_user(const struct kvod_sockaddr *ua,
-			      struct sockaddr_storage *ss)
+/**
+ * kvod_sockaddr_to_kernel() - convert and check a userspace address
+ * @ua: the address as userspace gave it (the wildcard is allowed)
+ * @ss: set to the kernel's form
+ * @len: if not NULL, set to the length of the sockaddr in @ss
+ *
+ * The one conversion listeners and pushes share.
+ *
+ * Return: 0, or -EINVAL for a bad family, a zero port, or an IPv4 address
+ * with bits beyond its 4 bytes or a scope id.
+ */
+int kvod_sockaddr_to_kernel(const struct kvod_sockaddr *ua,
+			    struct sockaddr_storage *ss, int *len)
 {
 	memset(ss, 0, sizeof(*ss));
 	if (ua->port == 0)
@@ -64,6 +74,8 @@ static int sockaddr_from_user(const struct kvod_sockaddr *ua,
 		sin->sin_family = AF_INET;
 		sin->sin_port = htons(ua->port);
 		memcpy(&sin->sin_addr, ua->addr, 4);
+		if (len)
+			*len = sizeof(*sin);
 		return 0;
 	}
 	case AF_INET6: {
@@ -73,6 +85,8 @@ static int sockaddr_from_user(const struct kvod_sockaddr *ua,
 		sin6->sin6_port = htons(ua->port);
 		sin6->sin6_scope_id = ua->scope_id;
 		memcpy(&sin6->sin6_addr, ua->addr, 16);
+		if (len)
+			*len = sizeof(*sin6);
 		return 0;
 	}
 	default:
@@ -123,7 +137,7 @@ int kvod_listener_add(u32 proto, const struct kvod_sockaddr *ua)
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return -ENOMEM;
-	ret = sockaddr_from_user(ua, &l->addr);
+	ret = kvod_sockaddr_to_kernel(ua, &l->addr, NULL);
 	if (ret)
 		goto err_free;
 	l->uaddr = *ua;
@@ -175,7 +189,7 @@ int kvod_listener_del(u32 proto, const struct kvod_sockaddr *ua)
 
 	if (!proto || proto > KVOD_PROTO_RDMA)
 		return -EINVAL;
-	ret = sockaddr_from_user(ua, &ss);
+	ret = kvod_sockaddr_to_kernel(ua, &ss, NULL);
 	if (ret)
 		return ret;
 

@@ -385,34 +385,13 @@ full:
 	queue_delayed_work(kvod_push_wq, &p->work, 1);
 }
 
+/* A push's destination: as kvod_sockaddr_to_kernel(), but no wildcard. */
 static int push_sockaddr(const struct kvod_sockaddr *ua,
 			 struct sockaddr_storage *ss, int *len)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (ua->port == 0 || !memchr_inv(ua->addr, 0, sizeof(ua->addr)))
+	if (!memchr_inv(ua->addr, 0, sizeof(ua->addr)))
 		return -EINVAL;
-	if (ua->family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		if (ua->scope_id || memchr_inv(ua->addr + 4, 0, 12))
-			return -EINVAL;
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(ua->port);
-		memcpy(&sin->sin_addr, ua->addr, 4);
-		*len = sizeof(*sin);
-		return 0;
-	}
-	if (ua->family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(ua->port);
-		sin6->sin6_scope_id = ua->scope_id;
-		memcpy(&sin6->sin6_addr, ua->addr, 16);
-		*len = sizeof(*sin6);
-		return 0;
-	}
-	return -EINVAL;
+	return kvod_sockaddr_to_kernel(ua, ss, len);
 }
 
 /*
