@@ -46,6 +46,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include <linux/kvod_rdma.h>
+
 #include "kvod.h"
 
 enum kvod_rdma_ctx_kind {

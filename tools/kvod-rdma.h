@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kvod-rdma: the client side of kvod's RDMA wire protocol, version 1
- * (uapi/linux/kvod.h, Documentation/rdma.rst), shared by kvod-fetch and
+ * (uapi/linux/kvod_rdma.h, Documentation/rdma.rst), shared by kvod-fetch and
  * the selftests' hostile client.
  *
  * One struct kvod_conn is one rdma_cm connection to a kvod server:
@@ -28,6 +28,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <linux/kvod.h>
+#include <linux/kvod_rdma.h>
 
 /* IB CM carries 56 bytes of REQ private data after rdma_cm's header. */
 #define KVOD_REQ_PDATA_MAX	56
