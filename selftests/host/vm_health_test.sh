@@ -5,7 +5,7 @@
 # --check-log) on synthetic kernel logs, and of tools/kvm-probe's contract.
 # Boots nothing. A real WARN was also seen failing a run, from a module
 # that WARNs on load:
-#	tools/vm-run --insmod warn.ko -- true		# exits 125
+#	tools/vm-run -- insmod warn.ko		# exits 125
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
