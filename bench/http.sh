@@ -50,8 +50,8 @@ PER_CLIENT=$(((GIB * 1024 / MOVIE_MIB + CLIENTS - 1) / CLIENTS))
 TOTAL=$((PER_CLIENT * CLIENTS * MOVIE_BYTES))
 HZ=$(getconf CLK_TCK)
 
-log() { echo "$*" | tee -a "$OUT"; }
-die() { log "bench: $*"; exit 1; }
+# shellcheck source=bench/lib.bash
+. "$REPO/bench/lib.bash"
 
 # busy jiffies and context switches, all CPUs, "BUSY CTXT"
 stat_now() {

@@ -62,12 +62,8 @@ ROUNDS=5
 DUMMY=kvdummy
 DST=198.18.7.2
 
-log() { echo "$*" | tee -a "$OUT"; }
-die() { log "bench: $*"; exit 1; }
-
-busy_now() {
-	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
-}
+# shellcheck source=bench/lib.bash
+. "$REPO/bench/lib.bash"
 
 cleanup() {
 	kmod_unload kvod

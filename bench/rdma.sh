@@ -32,8 +32,8 @@ OUT=${KVOD_RESULTS:-$REPO/results}/bench-rdma.txt
 RDMA_TMP=$(mktemp -d)
 SIZES="1024 2048 4096 8192 16384 32768 65536 131072 262144 524288 1048576"
 
-log() { echo "$*" | tee -a "$OUT"; }
-die() { log "bench: $*"; exit 1; }
+# shellcheck source=bench/lib.bash
+. "$REPO/bench/lib.bash"
 
 # perftest: average MiB/s of ib_read_bw -s SIZE [ARGS] -> MB/s (10^6).
 read_bw() {

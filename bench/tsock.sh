@@ -52,12 +52,8 @@ RATE=$((PPS * 1316 * 8))
 HZ=$(getconf CLK_TCK)
 HOGS=()
 
-log() { echo "$*" | tee -a "$OUT"; }
-die() { log "bench: $*"; exit 1; }
-
-busy_now() {
-	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
-}
+# shellcheck source=bench/lib.bash
+. "$REPO/bench/lib.bash"
 
 cleanup() {
 	local p

@@ -13,34 +13,20 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/http_lib.bash
 . "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/zerocopy.sh
+. "$HERE/../lib/zerocopy.sh"
 
 kvod_require_guest
-T=/sys/kernel/tracing
 MOVIE_MIB=64
 CONTROL_MIB=8
 
 ktap_header
 ktap_plan 4
-[ -d "$T/events" ] || mount -t tracefs nodev "$T" ||
-	ktap_bail_out "no tracefs"
 http_setup
 http_movie z.ts $MOVIE_MIB || ktap_bail_out "cannot register z.ts"
 size=$(stat -c %s "$TMP/z.ts")
 
-# shellcheck disable=SC2016 # $retval is tracefs syntax
-probes=(
-	'r:kvodzc/sent tcp_sendmsg ret=$retval:s32'
-	'r:kvodzc/splice skb_splice_from_iter ret=$retval:s64'
-)
-echo 0 >"$T/tracing_on"
-echo >"$T/trace"
-echo 4096 >"$T/buffer_size_kb"
-for p in "${probes[@]}"; do
-	echo "$p" >>"$T/kprobe_events" ||
-		ktap_bail_out "cannot add probe $p: $(tail -n2 "$T/error_log")"
-done
-echo 1 >"$T/events/kvodzc/enable"
-echo 1 >"$T/tracing_on"
+zc_probes_on tcp_sendmsg
 
 curl -sS -o "$TMP/out" "$URL/z.ts"
 # The control: a copying sender of CONTROL_MIB to a sink.
@@ -61,26 +47,8 @@ s.close()
 t.join()
 PY
 
-echo 0 >"$T/tracing_on"
-sums=$(awk '
-	/ (sent|splice): / {
-		comm = $1; sub(/-[0-9]+$/, "", comm)
-		who = comm ~ /^kworker/ ? "kworker" : comm ~ /python/ ? "control" : "other"
-		ev = $0 ~ / splice: / ? "splice" : "sent"
-		v = $NF; sub(/^ret=/, "", v)
-		if (v > 0) n[who "_" ev] += v
-	}
-	END {
-		printf "%d %d %d %d\n", n["kworker_sent"], n["kworker_splice"],
-			n["control_sent"], n["control_splice"]
-	}
-' "$T/trace")
-echo 0 >"$T/events/kvodzc/enable"
-for p in "${probes[@]}"; do
-	p=${p%% *}
-	echo "-:${p#r:}" >>"$T/kprobe_events"
-done
-read -r sent spliced csent cspliced <<<"$sums"
+read -r sent spliced csent cspliced < <(zc_sums)
+zc_probes_off
 copied=$((sent - spliced))
 ktap_print_msg "kworkers: TCP took $sent bytes, $spliced by reference, copied $copied" \
 	"control: TCP took $csent bytes, $cspliced by reference"

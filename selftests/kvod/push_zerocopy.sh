@@ -20,33 +20,19 @@
 
 # shellcheck source=selftests/kvod/tsock_lib.bash
 . "$(dirname "$0")/tsock_lib.bash"
+# shellcheck source=selftests/lib/zerocopy.sh
+. "$(dirname "$0")/../lib/zerocopy.sh"
 
 kvod_require_guest
 tsock_require_tools
-T=/sys/kernel/tracing
 ktap_header
 ktap_plan 9
 
 KVODCTL=$KVOD_REPO/tools/kvodctl
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
-# shellcheck disable=SC2016 # $retval is tracefs syntax
-PROBES=(
-	'r:kvodpzc/sent udp_sendmsg ret=$retval:s32'
-	'r:kvodpzc/splice skb_splice_from_iter ret=$retval:s64'
-)
-probes_off() {
-	local p
-
-	[ -d "$T/events/kvodpzc" ] || return 0
-	echo 0 >"$T/events/kvodpzc/enable"
-	for p in "${PROBES[@]}"; do
-		p=${p%% *}
-		echo "-:${p#r:}" >>"$T/kprobe_events"
-	done
-}
 cleanup() {
-	probes_off 2>/dev/null
+	zc_probes_off 2>/dev/null
 	sysctl -qw net.core.rmem_max="$RMEM_MAX"
 	netns_down
 	rm -rf "$TMP"
@@ -67,22 +53,12 @@ with open(sys.argv[1], "wb") as f:
 }
 mkts "$TMP/m.ts" "$NPKT" || ktap_bail_out "cannot make the movie"
 
-[ -d "$T/events" ] || mount -t tracefs nodev "$T" ||
-	ktap_bail_out "no tracefs"
 sysctl -qw net.core.rmem_max=$((64 << 20))
 kvod_load || ktap_bail_out "insmod kvod failed"
 netns_up || ktap_bail_out "netns setup failed"
 "$KVODCTL" add m "$TMP/m.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
 
-echo 0 >"$T/tracing_on"
-echo >"$T/trace"
-echo 4096 >"$T/buffer_size_kb"
-for p in "${PROBES[@]}"; do
-	echo "$p" >>"$T/kprobe_events" ||
-		ktap_bail_out "cannot add probe $p: $(tail -n2 "$T/error_log")"
-done
-echo 1 >"$T/events/kvodpzc/enable"
-echo 1 >"$T/tracing_on"
+zc_probes_on udp_sendmsg
 
 rx "$TXRECV" -p 5010 -R $((RATE / (1316 * 8))) -n "$NPKT" -t 10000 \
 	-T 60000 -P "$TMP/rx.ts" >"$TMP/rx" &
@@ -99,21 +75,8 @@ for _ in range(int(sys.argv[1])):
     s.sendto(b"x" * 1316, ("127.0.0.1", 9))
 PY
 
-echo 0 >"$T/tracing_on"
-read -r sent spliced csent cspliced < <(awk '
-	/ (sent|splice): / {
-		comm = $1; sub(/-[0-9]+$/, "", comm)
-		who = comm ~ /^kworker/ ? "kworker" : comm ~ /python/ ? "control" : "other"
-		ev = $0 ~ / splice: / ? "splice" : "sent"
-		v = $NF; sub(/^ret=/, "", v)
-		if (v > 0) n[who "_" ev] += v
-	}
-	END {
-		printf "%d %d %d %d\n", n["kworker_sent"], n["kworker_splice"],
-			n["control_sent"], n["control_splice"]
-	}
-' "$T/trace")
-probes_off
+read -r sent spliced csent cspliced < <(zc_sums)
+zc_probes_off
 copied=$((sent - spliced))
 RX_OUT=$(tail -n +2 "$TMP/rx")
 ktap_print_msg "txrecv: $RX_OUT" \
