@@ -448,7 +448,7 @@ static int push_socket(struct kvod_push *p)
 
 static int push_check(const struct kvod_push_start *req)
 {
-	if (req->id || (req->opts & ~KVOD_PUSH_OPTS) || req->reserved0 ||
+	if ((req->opts & ~KVOD_PUSH_OPTS) || req->reserved0 ||
 	    memchr_inv(req->reserved, 0, sizeof(req->reserved)))
 		return -EINVAL;
 	if (req->rate && (req->rate < PUSH_RATE_MIN ||

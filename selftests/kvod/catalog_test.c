@@ -1033,6 +1033,35 @@ TEST_F(kvod, info_ignores_output_fields_on_input)
 	EXPECT_EQ(0, memcmp(&ref, &mi, sizeof(mi)));
 }
 
+/*
+ * PUSH_START's @id is output only: a struct reused from an earlier start,
+ * stale id and all, starts another push (and gets a new id).
+ */
+TEST_F(kvod, push_start_ignores_id_on_input)
+{
+	struct kvod_push_start p = {
+		.size = sizeof(p),
+		.opts = KVOD_PUSH_LOOP,
+		.rate = 10000,
+		.id = 12345,
+	};
+	struct kvod_push_ref r = { .size = sizeof(r) };
+	__u32 first;
+
+	add_keep(_metadata, self->dev);
+	kvod_set_name(p.name, "keep");
+	kvod_sockaddr_v4(&p.dst, "127.0.0.1", 9);
+	ASSERT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_PUSH_START, &p));
+	ASSERT_NE(0U, p.id);
+	first = p.id;
+	ASSERT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_PUSH_START, &p));
+	EXPECT_NE(first, p.id);
+	r.id = first;
+	EXPECT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_PUSH_STOP, &r));
+	r.id = p.id;
+	EXPECT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_PUSH_STOP, &r));
+}
+
 /* --- LIST ----------------------------------------------------------- */
 
 static void add_names(struct __test_metadata *_metadata, int dev,

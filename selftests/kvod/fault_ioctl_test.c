@@ -233,20 +233,12 @@ static const char *state_diff(const struct state *a, const struct state *b)
 /* ------------------------------------------------------------------ */
 /* The calls.                                                          */
 
-static void sockaddr_v4(struct kvod_sockaddr *a, const char *ip, __u16 port)
-{
-	memset(a, 0, sizeof(*a));
-	a->family = AF_INET;
-	a->port = port;
-	inet_pton(AF_INET, ip, a->addr);
-}
-
 static int do_listen(int dev, bool on, __u32 proto, const char *ip,
 		     __u16 port)
 {
 	struct kvod_listen l = { .size = sizeof(l), .proto = proto };
 
-	sockaddr_v4(&l.addr, ip, port);
+	kvod_sockaddr_v4(&l.addr, ip, port);
 	return kvod_ioctl(dev, on ? KVOD_IOC_LISTEN : KVOD_IOC_UNLISTEN, &l);
 }
 
@@ -260,7 +252,7 @@ static int do_push(int dev, const char *name, __u16 port, __u32 *id)
 	int ret;
 
 	kvod_set_name(p.name, name);
-	sockaddr_v4(&p.dst, "127.0.0.1", port);
+	kvod_sockaddr_v4(&p.dst, "127.0.0.1", port);
 	ret = kvod_ioctl(dev, KVOD_IOC_PUSH_START, &p);
 	if (!ret)
 		*id = p.id;

@@ -12,6 +12,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -80,6 +81,16 @@ static inline int kvod_info(int dev, const char *name,
 	mi->size = sizeof(*mi);
 	kvod_set_name(mi->name, name);
 	return kvod_ioctl(dev, KVOD_IOC_MOVIE_INFO, mi);
+}
+
+/* @a set to the IPv4 address @ip, port @port. */
+static inline void kvod_sockaddr_v4(struct kvod_sockaddr *a, const char *ip,
+				    __u16 port)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = AF_INET;
+	a->port = port;
+	inet_pton(AF_INET, ip, a->addr);
 }
 
 static inline int kvod_stats(int dev, struct kvod_stats *st)

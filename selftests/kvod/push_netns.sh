@@ -103,7 +103,9 @@ inum=$(head -n1 <<<"$out")
 ids=$(tail -n +2 <<<"$out")
 check_eq "4 pushes started" 4 "$(wc -l <<<"$ids")"
 first=$(head -n1 <<<"$ids")
+dyndbg=0
 if dmesg | grep -q "kvod: push ${first:-0}: "; then
+	dyndbg=1
 	check_ok "namespace torn down" wait_for 60 ns_gone "$inum"
 	# shellcheck disable=SC2086 # one id per word
 	check_ok "its pushes were released before pre_exit returned" \
@@ -122,7 +124,9 @@ for r in $(seq 1 10); do
 	# 20 packets at 400 kbit/s: about half a second each.
 	out=$(round 8 400k "0.$((RANDOM % 8))") || { fails=$((fails + 1)); ktap_print_msg "round $r failed: $out"; }
 	inum=$(head -n1 <<<"$out")
-	wait_for 30 ns_gone "$inum" || fails=$((fails + 1))
+	# Without kvod's debug lines pre_exit's end is not visible; the
+	# kernel log check after the test covers a late release there.
+	[ "$dyndbg" = 0 ] || wait_for 30 ns_gone "$inum" || fails=$((fails + 1))
 done
 check_eq "10 rounds of netns del as 8 pushes end" 0 "$fails"
 check_ok "no push left" wait_for 20 no_pushes
