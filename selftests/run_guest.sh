@@ -43,8 +43,9 @@ read -r -a MODULES <<<"${KVOD_MODULES:-sch_tsock kvod}"
 
 # unload_leftovers WHEN: rmmod what is still loaded of MODULES. Two
 # passes, in case of dependencies the list's order does not follow.
+# Fails if a module stays.
 unload_leftovers() {
-	local when=$1 pass m
+	local when=$1 pass m stuck=0
 
 	for pass in 1 2; do
 		for m in "${MODULES[@]}"; do
@@ -53,14 +54,16 @@ unload_leftovers() {
 				echo "# runner: unloaded leftover module $m $when"
 			elif [ "$pass" = 2 ]; then
 				echo "# runner: could not unload leftover module $m $when: $(rmmod "$m" 2>&1)"
+				stuck=1
 			fi
 		done
 	done
+	return "$stuck"
 }
 
 # shellcheck disable=SC2317 # run_suite calls it
 before_test() {
-	unload_leftovers "before $1"
+	unload_leftovers "before $1" || true	# the note says it; the end fails
 }
 
 # After each program, look at what the kernel said during it: a line of
@@ -146,5 +149,6 @@ done
 
 rc=0
 run_suite kvod before_test "${tests[@]}" || rc=$?
-unload_leftovers "after the last test"
+# A module that will not go away after the last program fails the run.
+unload_leftovers "after the last test" || rc=1
 exit "$rc"
