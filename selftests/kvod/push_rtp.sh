@@ -91,7 +91,10 @@ check_errno "unreachable destination" ENETUNREACH tx "$KVODCTL" push m "udp://19
 check_says "stop an unknown push" "no such push" "$KVODCTL" stop 999
 
 # --- one pass, measured: RTP format and pacing at the peer ---
-rx "$TXRECV" -p 5004 -R "$PPS" -n "$NPKT" -t 3000 -T 20000 >"$TMP/rx" &
+# Waits are stretched on slow kernels (make test-debug): there the push
+# can start more than 3 s after txrecv, and ffprobe take 30 s to bind.
+rx "$TXRECV" -p 5004 -R "$PPS" -n "$NPKT" -t "$(time_limit 3)000" \
+	-T "$(time_limit 20)000" >"$TMP/rx" &
 rxpid=$!
 wait_for 30 grep -q listening "$TMP/rx"
 id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5004")
@@ -114,11 +117,12 @@ check_eq "the movie has no client left" 0 \
 
 # --- a real client: ffprobe decodes the RTP stream ---
 want=$(frames "$TMP/m.ts")
-rx timeout 40 ffprobe -v error -timeout 3000000 -count_frames \
+rx timeout "$(time_limit 40)" ffprobe -v error \
+	-timeout "$(time_limit 3)000000" -count_frames \
 	-select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 \
 	"rtp://$ADDR_RX:5006" >"$TMP/probe" 2>/dev/null &
 probe=$!
-wait_for 30 bound 5006 || ktap_print_msg "ffprobe did not bind"
+wait_for "$(time_limit 30)" bound 5006 || ktap_print_msg "ffprobe did not bind"
 tx "$KVODCTL" push m "udp://$ADDR_RX:5006" --rate $((RATE * 2)) >/dev/null
 wait "$probe"
 got=$(awk 'NF { print; exit }' "$TMP/probe")
