@@ -5,7 +5,9 @@
 # function of kvod.ko, READ 128 MiB of a movie and count kvod's calls
 # between the client's "setup done" and "transfer done" trace markers.
 # There must be none; the setup before must show some, or the tracer
-# was not looking.
+# was not looking. One exception: the completion of the server's READY
+# SEND (conn_wc_done) may be reaped just after the client has the message;
+# it is counted apart and may appear once.
 #
 # timeout: 600
 
@@ -53,19 +55,22 @@ counts=$(awk '
 	/^#/ { next }
 	/rdma_client: setup done/ { phase = 1; next }
 	/rdma_client: transfer done/ { phase = 2; next }
+	phase == 1 && / conn_wc_done <-/ { wc++; next }
 	{ n[phase]++ }
 	END {
 		if (phase != 2)
-			print "0 markers-missing"
+			print "0 markers-missing 0"
 		else
-			printf "%d %d\n", n[0], n[1]
+			printf "%d %d %d\n", n[0], n[1], wc
 	}' "$RDMA_TMP/trace")
-read -r before during <<<"$counts"
-ktap_print_msg "kvod calls: $before during setup, $during during the transfer"
+read -r before during ready_wc <<<"$counts"
+ktap_print_msg "kvod calls: $before during setup, $during during the transfer" \
+	"(and $ready_wc late completion of the READY send)"
 ktap_print_msg "$(awk '!/^#/ { print $NF, $(NF-1) }' "$RDMA_TMP/trace" | head -n 5)"
 check_eq "the tracer saw kvod's connection setup" yes \
 	"$([ "${before:-0}" -gt 0 ] && echo yes)"
-check_eq "no kvod function ran while 128 MiB were READ" 0 "${during:-missing}"
+check_eq "no kvod function ran while 128 MiB were READ" "0 yes" \
+	"${during:-missing} $([ "${ready_wc:-2}" -le 1 ] && echo yes)"
 [ "${during:-0}" = 0 ] || ktap_print_msg "$(awk '/setup done/ { p = 1 } p' "$RDMA_TMP/trace" | head -n 20)"
 
 rdma_test_stop
