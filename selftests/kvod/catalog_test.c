@@ -140,20 +140,6 @@ static int read_param(unsigned long long *val)
 	return ret;
 }
 
-static int write_param(const char *val)
-{
-	int fd = open(KVOD_PARAM_CAP, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-	int ret;
-
-	if (fd < 0)
-		return errno;
-	n = write(fd, val, strlen(val));
-	ret = n == (ssize_t)strlen(val) ? 0 : (n < 0 ? errno : EIO);
-	close(fd);
-	return ret;
-}
-
 /* Puts back a freshly loaded module with default parameters. */
 static int module_reload_default(void)
 {
@@ -2087,7 +2073,7 @@ static void cap_set_mb(struct __test_metadata *_metadata, int dev,
 	char val[16];
 
 	snprintf(val, sizeof(val), "%u", mb);
-	ASSERT_EQ(0, write_param(val));
+	ASSERT_EQ(0, kvod_write_file(KVOD_PARAM_CAP, val));
 	ASSERT_EQ(0, read_param(&now));
 	EXPECT_EQ(mb, now);
 	ASSERT_EQ(0, kvod_stats(dev, &st));

@@ -78,20 +78,6 @@ static bool have_fault, have_rxe;
 static pid_t main_pid;
 static unsigned int *sweeps_done;	/* shared by the tests' processes */
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-	int err;
-
-	if (fd < 0)
-		return errno;
-	n = write(fd, s, strlen(s));
-	err = n == (ssize_t)strlen(s) ? 0 : (n < 0 ? errno : EIO);
-	close(fd);
-	return err;
-}
-
 /*
  * Count every allocation for fail-nth: sleeping ones too, pages of every
  * order, whatever the stack (fail-nth honours the stack-trace filter);
@@ -104,17 +90,17 @@ static bool fault_knobs(bool on)
 	const char *wait = on ? "N" : "Y";
 
 	/* The filter's defaults; absent without the stack-trace filter. */
-	write_file(FAILSLAB "require-start", "0");
-	write_file(FAILSLAB "require-end", "18446744073709551615");
-	write_file(FAILPAGE "require-start", "0");
-	write_file(FAILPAGE "require-end", "18446744073709551615");
-	if (write_file(FAILSLAB "probability", "0") ||
-	    write_file(FAILPAGE "probability", "0") ||
-	    write_file(FAILSLAB "ignore-gfp-wait", wait) ||
-	    write_file(FAILSLAB "verbose", on ? "0" : "2") ||
-	    write_file(FAILPAGE "ignore-gfp-wait", wait) ||
-	    write_file(FAILPAGE "verbose", on ? "0" : "2") ||
-	    write_file(FAILPAGE "min-order", on ? "0" : "1"))
+	kvod_write_file(FAILSLAB "require-start", "0");
+	kvod_write_file(FAILSLAB "require-end", "18446744073709551615");
+	kvod_write_file(FAILPAGE "require-start", "0");
+	kvod_write_file(FAILPAGE "require-end", "18446744073709551615");
+	if (kvod_write_file(FAILSLAB "probability", "0") ||
+	    kvod_write_file(FAILPAGE "probability", "0") ||
+	    kvod_write_file(FAILSLAB "ignore-gfp-wait", wait) ||
+	    kvod_write_file(FAILSLAB "verbose", on ? "0" : "2") ||
+	    kvod_write_file(FAILPAGE "ignore-gfp-wait", wait) ||
+	    kvod_write_file(FAILPAGE "verbose", on ? "0" : "2") ||
+	    kvod_write_file(FAILPAGE "min-order", on ? "0" : "1"))
 		return false;
 	return true;
 }
@@ -328,8 +314,8 @@ static void leak_check(struct __test_metadata *_metadata)
 		return;
 	}
 	sleep(6);
-	ASSERT_EQ(0, write_file(KMEMLEAK, "scan"));
-	ASSERT_EQ(0, write_file(KMEMLEAK, "scan"));
+	ASSERT_EQ(0, kvod_write_file(KMEMLEAK, "scan"));
+	ASSERT_EQ(0, kvod_write_file(KMEMLEAK, "scan"));
 	report = kmemleak_read();
 	ASSERT_NE(NULL, report);
 	for (p = strstr(report, "unreferenced object"); p; p = end) {

@@ -83,6 +83,21 @@ static inline int kvod_info(int dev, const char *name,
 	return kvod_ioctl(dev, KVOD_IOC_MOVIE_INFO, mi);
 }
 
+/* Write @s to the file @path (a sysfs or debugfs knob): 0 or the errno. */
+static inline int kvod_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int err;
+
+	if (fd < 0)
+		return errno;
+	n = write(fd, s, strlen(s));
+	err = n == (ssize_t)strlen(s) ? 0 : (n < 0 ? errno : EIO);
+	close(fd);
+	return err;
+}
+
 /* @a set to the IPv4 address @ip, port @port. */
 static inline void kvod_sockaddr_v4(struct kvod_sockaddr *a, const char *ip,
 				    __u16 port)
