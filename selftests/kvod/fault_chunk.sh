@@ -15,17 +15,12 @@
 # timeout: 600
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/lib/ktap.sh
-. "$HERE/../lib/ktap.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$HERE/../lib/rxe.sh"
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
 # shellcheck source=selftests/kvod/fault_lib.bash
 . "$HERE/fault_lib.bash"
 kvod_require_guest
 
-RDMA_TMP=$RACE_TMP
 HTTP_URL=http://127.0.0.1:8080
 trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT
 

@@ -20,10 +20,6 @@
 # timeout: 1200
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/lib/ktap.sh
-. "$HERE/../lib/ktap.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$HERE/../lib/rxe.sh"
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
 # shellcheck source=selftests/kvod/fault_lib.bash
@@ -32,7 +28,6 @@ kvod_require_guest
 
 read -r -a PROBS <<<"${KVOD_FAULT_PROBS:-1 10 50 100}"
 FAULT_SECONDS=${KVOD_FAULT_SECONDS:-10}
-RDMA_TMP=$RACE_TMP
 HTTP_URL=http://127.0.0.1:8080/film
 # A client stuck for 2 minutes (times the debug tier's scale) is hung.
 RACE_CLIENT_TIMEOUT=$((120 * ${KVOD_TIMEOUT_SCALE:-1}))

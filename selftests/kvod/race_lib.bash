@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shared by the race_*.sh stress tests (sourced; not a test). Source it
-# after ktap.sh and rxe.sh.
+# Shared by the race_*.sh stress tests and the fault_*.sh tests in kernel
+# threads (sourced; not a test). It is their whole preamble: it sources
+# ktap.sh and rxe.sh, and the RDMA helpers keep their files in $RACE_TMP.
 #
 # A stress test runs client loops in the background while its main loop
 # changes what they use (listeners, movies, devices, namespaces) for
@@ -21,9 +22,16 @@
 # "corrupt" and "hung" fail a test; "err" is what a race may cause; a
 # test also wants some "ok" to show the clients really ran.
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rxe.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/rxe.sh"
+
 RACE_SECONDS=${KVOD_STRESS_SECONDS:-60}
 RACE_CLIENT_TIMEOUT=${RACE_CLIENT_TIMEOUT:-$((300 * ${KVOD_TIMEOUT_SCALE:-1}))}
 RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
+# shellcheck disable=SC2034 # rxe.sh's movie_add and rdma_test_* use it
+RDMA_TMP=$RACE_TMP
 RACE_PIDS=()
 KVODCTL=$KVOD_REPO/tools/kvodctl
 KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper

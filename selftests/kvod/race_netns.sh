@@ -16,8 +16,6 @@
 
 # shellcheck disable=SC2317 # functions that trap and wait_for run
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/lib/ktap.sh
-. "$HERE/../lib/ktap.sh"
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
 kvod_require_guest

@@ -12,15 +12,10 @@
 # timeout: 900
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/lib/ktap.sh
-. "$HERE/../lib/ktap.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$HERE/../lib/rxe.sh"
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
 kvod_require_guest
 
-RDMA_TMP=$RACE_TMP
 trap 'race_cleanup; rdma_test_stop' EXIT
 
 ktap_header
