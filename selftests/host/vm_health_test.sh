@@ -63,7 +63,7 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 13))
+ktap_plan $((${#BAD[@]} + 16))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
@@ -91,6 +91,26 @@ out=$("$VM_RUN" --check-log "$TMP/dmesg" --tainted 512 2>&1) || true
 check_eq "the offending line and the taint are printed" \
 	"[    9.000000] ${BAD[0]}|kernel tainted: 512 (W); only O and E are allowed" \
 	"$(printf '%s' "$out" | paste -sd'|')"
+
+# A guest that died leaves its first report whole in the run's output.
+# shellcheck source=selftests/lib/health.sh
+. "$REPO/selftests/lib/health.sh"
+OOPS='[  341.809803] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI
+[  341.809900] CPU: 1 UID: 0 PID: 0 Comm: swapper/1 Tainted: G           OE      6.12.95+deb12-amd64 #1
+[  341.810000] RIP: 0010:conn_wake+0x1/0x40 [kvod]
+[  341.811855] Call Trace:
+[  341.811900]  <IRQ>
+[  341.812000]  tcp_data_queue+0x6b0/0xd40
+[  341.813000] ---[ end trace 0000000000000000 ]---'
+printf '%s\n' "$CLEAN" "$OOPS" '[  341.814264] Kernel panic - not syncing: Fatal exception in interrupt' \
+	>"$TMP/console"
+check_eq "the first report is printed whole, up to its end" "$OOPS" \
+	"$(health_first_report "$TMP/console")"
+head -n 13 "$TMP/console" >"$TMP/console.short"
+check_eq "a report cut short is printed to where the log ends" \
+	"$(sed -n '1,6p' <<<"$OOPS")" "$(health_first_report "$TMP/console.short")"
+printf '%s\n' "$CLEAN" >"$TMP/console"
+check_eq "a clean log has no report" "" "$(health_first_report "$TMP/console")"
 
 rc=0
 "$VM_RUN" --bogus-option >/dev/null 2>&1 || rc=$?

@@ -56,3 +56,17 @@ health_scan() {
 		print
 	}' "$@"
 }
+
+# health_first_report [FILE]: the first report in a kernel log in full,
+# from its first line that fails a run to its "end trace" line (at most 60
+# lines), so that a guest that died leaves its RIP, Code and call trace in
+# the run's output. Prints nothing for a clean log.
+health_first_report() {
+	awk -v re="$(health_regex)" '
+	!start && $0 ~ re { start = 1 }
+	start {
+		print
+		if (++n >= 60 || /---\[ end /)
+			exit
+	}' "$@"
+}
