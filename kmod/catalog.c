@@ -203,6 +203,38 @@ struct kvod_movie *kvod_movie_get(const char *name)
 	return movie;
 }
 
+/**
+ * kvod_movie_open() - attach a reader to a movie
+ * @name: NUL-terminated name
+ *
+ * Like kvod_movie_get(), and counts the reader in the movie's
+ * active_clients until kvod_movie_close().
+ *
+ * Return: the movie, or NULL.
+ */
+struct kvod_movie *kvod_movie_open(const char *name)
+{
+	struct kvod_movie *movie = kvod_movie_get(name);
+
+	if (movie)
+		atomic_inc(&movie->active_clients);
+	return movie;
+}
+
+/**
+ * kvod_movie_close() - detach a reader from its movie
+ * @movie: from kvod_movie_open(), or NULL
+ *
+ * May free the movie: see kvod_movie_put() for the context it needs.
+ */
+void kvod_movie_close(struct kvod_movie *movie)
+{
+	if (!movie)
+		return;
+	atomic_dec(&movie->active_clients);
+	kvod_movie_put(movie);
+}
+
 static void movie_fill_info(const struct kvod_movie *movie,
 			    struct kvod_movie_info *info)
 {

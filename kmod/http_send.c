@@ -193,7 +193,7 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 		respond_error(conn, req->status, head, req->http10, req->close);
 		return;
 	}
-	movie = req->name[0] ? kvod_movie_get(req->name) : NULL;
+	movie = req->name[0] ? kvod_movie_open(req->name) : NULL;
 	if (!movie) {
 		respond_error(conn, 404, head, req->http10, req->close);
 		return;
@@ -205,7 +205,7 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 		hdr_add(tx, "Content-Range: bytes */%llu\r\nContent-Length: 0\r\n",
 			movie->length);
 		hdr_end(tx, req->http10);
-		kvod_movie_put(movie);
+		kvod_movie_close(movie);
 		return;
 	}
 	hdr_add(tx, "Content-Type: %s\r\nAccept-Ranges: bytes\r\nContent-Length: %llu\r\n",
@@ -216,13 +216,12 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 	hdr_end(tx, req->http10);
 
 	if (head) {
-		kvod_movie_put(movie);
+		kvod_movie_close(movie);
 		return;
 	}
 	tx->movie = movie;
 	tx->pos = first;
 	tx->end = last + 1;
-	atomic_inc(&movie->active_clients);
 }
 
 /**
@@ -233,11 +232,8 @@ void kvod_http_tx_done(struct http_conn *conn)
 {
 	struct http_tx *tx = &conn->tx;
 
-	if (tx->movie) {
-		atomic_dec(&tx->movie->active_clients);
-		kvod_movie_put(tx->movie);
-		tx->movie = NULL;
-	}
+	kvod_movie_close(tx->movie);
+	tx->movie = NULL;
 }
 
 static int send_head(struct http_conn *conn)
@@ -260,30 +256,6 @@ static int send_head(struct http_conn *conn)
 	return 0;
 }
 
-/* Describe the body from tx->pos on; returns the bytes described. */
-static size_t body_bvecs(const struct http_tx *tx, struct bio_vec *bv,
-			 unsigned int *nr)
-{
-	const struct kvod_movie *movie = tx->movie;
-	const struct kvod_chunk *c = kvod_movie_chunk(movie, tx->pos);
-	u64 pos = tx->pos;
-	size_t total = 0;
-	unsigned int n = 0;
-
-	while (n < HTTP_SEND_SEGS && pos < tx->end && total < HTTP_SEND_BYTES) {
-		u64 off = pos - c->offset;
-		size_t seg = min3(c->len - off, tx->end - pos,
-				  (u64)(HTTP_SEND_BYTES - total));
-
-		bvec_set_page(&bv[n++], c->page, seg, off);
-		pos += seg;
-		total += seg;
-		c++;
-	}
-	*nr = n;
-	return total;
-}
-
 /* Hand body pages to TCP; see the comment at the top of the file. */
 static int send_body(struct http_conn *conn)
 {
@@ -301,7 +273,10 @@ static int send_body(struct http_conn *conn)
 
 		if (calls == HTTP_SEND_CALLS)
 			return -EINPROGRESS;
-		len = body_bvecs(tx, bv, &nr);
+		len = kvod_movie_bvecs(tx->movie, tx->pos,
+				       min_t(u64, tx->end - tx->pos,
+					     HTTP_SEND_BYTES),
+				       bv, HTTP_SEND_SEGS, &nr);
 		if (tx->pos + len < tx->end)
 			msg.msg_flags |= MSG_MORE;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nr, len);

@@ -6,10 +6,13 @@
  *
  *   struct kvod_movie: one reference is held by the catalog from ADD until
  *   DEL (or module exit); every reader (an HTTP download, an RDMA
- *   connection, a push) holds its own, taken with kvod_movie_get() or
- *   kvod_movie_hold(). The last kvod_movie_put() frees the memory and the
- *   resident-bytes reservation; the struct itself is freed after an RCU
- *   grace period because lookups walk the catalog under rcu_read_lock().
+ *   connection, a push) opens it with kvod_movie_open(), which takes a
+ *   reference and counts the reader in @active_clients, and lets go with
+ *   kvod_movie_close(); lookups that only describe a movie pair
+ *   kvod_movie_get() with kvod_movie_put(). The last put frees the memory
+ *   and the resident-bytes reservation; the struct itself is freed after
+ *   an RCU grace period because lookups walk the catalog under
+ *   rcu_read_lock(). Readers walk the memory with kvod_movie_bvecs().
  *
  * Locking: the catalog mutex serialises changes (ADD's insert, DEL, LIST
  * snapshots, exit). Data paths never take it: they look movies up under
@@ -29,6 +32,7 @@
 
 #include <linux/kvod.h>
 
+struct bio_vec;
 struct file;
 struct page;
 
@@ -141,6 +145,8 @@ struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 void kvod_movie_put(struct kvod_movie *movie);
 const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
 					  u64 offset);
+size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
+			struct bio_vec *bv, unsigned int max, unsigned int *nr);
 u64 kvod_resident_bytes(void);
 unsigned int kvod_movies_alive(void);
 
@@ -154,12 +160,8 @@ int kvod_catalog_info(const char *name, struct kvod_movie_info *info);
 int kvod_catalog_list(struct kvod_movie_info **infos, u32 *nr);
 void kvod_catalog_stats(struct kvod_stats *st);
 struct kvod_movie *kvod_movie_get(const char *name);
-
-static inline struct kvod_movie *kvod_movie_hold(struct kvod_movie *movie)
-{
-	kref_get(&movie->ref);
-	return movie;
-}
+struct kvod_movie *kvod_movie_open(const char *name);
+void kvod_movie_close(struct kvod_movie *movie);
 
 /* listener.c */
 int kvod_listeners_init(void);

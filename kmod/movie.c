@@ -15,6 +15,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bvec.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
@@ -295,4 +296,36 @@ const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
 			hi = mid;
 	}
 	return &movie->chunks[lo];
+}
+
+/**
+ * kvod_movie_bvecs() - describe movie bytes for a socket
+ * @movie: a movie the caller holds a reference on
+ * @off: first byte, below movie->length
+ * @len: bytes wanted
+ * @bv: filled with one vector per chunk touched, pointing into the movie's
+ *	pages (for MSG_SPLICE_PAGES: nothing is copied)
+ * @max: room in @bv
+ * @nr: set to the vectors used
+ *
+ * Return: the bytes described: @len, or less where @bv or the movie ran
+ * out.
+ */
+size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
+			struct bio_vec *bv, unsigned int max, unsigned int *nr)
+{
+	const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+	const struct kvod_chunk *last = movie->chunks + movie->nr_chunks;
+	size_t total = 0;
+	unsigned int n = 0;
+
+	for (; c && c < last && n < max && total < len; c++) {
+		u64 in = off + total - c->offset;
+		size_t seg = min_t(u64, c->len - in, len - total);
+
+		bvec_set_page(&bv[n++], c->page, seg, in);
+		total += seg;
+	}
+	*nr = n;
+	return total;
 }

@@ -196,27 +196,6 @@ static void rtp_header(const struct kvod_push *p, u64 k, u8 *h)
 	put_unaligned_be32(p->ssrc, h + 8);
 }
 
-/* Point @bv at up to @len movie bytes from @off; returns the vectors used. */
-static int movie_bvec(const struct kvod_movie *movie, u64 off, size_t len,
-		      struct bio_vec *bv)
-{
-	int n = 0;
-
-	while (len && n < 2) {
-		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
-		size_t in_chunk;
-
-		if (!c)
-			break;
-		in_chunk = min_t(u64, len, c->offset + c->len - off);
-		bvec_set_page(&bv[n], c->page, in_chunk, off - c->offset);
-		off += in_chunk;
-		len -= in_chunk;
-		n++;
-	}
-	return n;
-}
-
 /* Send packet p->k with @len payload bytes from p->offset. */
 static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 {
@@ -229,9 +208,10 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 	ktime_t due = push_due(p, p->k);
 	struct cmsghdr *cm = (struct cmsghdr *)ctl;
 	u64 txtime = ktime_to_ns(due);
-	struct bio_vec bv[3];
+	struct bio_vec bv[3];	/* the header, and a payload in two chunks */
+	unsigned int n;
 	u8 *hdr;
-	int n, ret;
+	int ret;
 
 	hdr = page_frag_alloc(&p->hdrs, PUSH_RTP_HDR,
 			      GFP_KERNEL | __GFP_NOWARN);
@@ -239,7 +219,8 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 		return -ENOBUFS;	/* retry this packet later */
 	rtp_header(p, p->k, hdr);
 	bvec_set_virt(&bv[0], hdr, PUSH_RTP_HDR);
-	n = movie_bvec(p->movie, p->offset, len, bv + 1);
+	len = kvod_movie_bvecs(p->movie, p->offset, len, bv + 1,
+			       ARRAY_SIZE(bv) - 1, &n);
 
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_TXTIME;
@@ -300,8 +281,7 @@ static void push_release(struct kvod_push *p)
 	sock_release(p->sock);
 	p->sock = NULL;
 	page_frag_cache_drain(&p->hdrs);
-	atomic_dec(&p->movie->active_clients);
-	kvod_movie_put(p->movie);
+	kvod_movie_close(p->movie);
 	p->movie = NULL;
 }
 
@@ -473,13 +453,13 @@ static int push_setup(struct kvod_push *p, const struct kvod_push_start *req)
 	p->ts0 = get_random_u32();
 	p->ssrc = get_random_u32();
 
-	p->movie = kvod_movie_get(req->name);
+	p->movie = kvod_movie_open(req->name);
 	if (!p->movie)
 		return -ENOENT;
 	p->rate = req->rate ?: p->movie->bitrate;
 	if (p->rate < PUSH_RATE_MIN || p->rate > PUSH_RATE_MAX ||
 	    p->movie->length < PUSH_TS_PACKET) {
-		kvod_movie_put(p->movie);
+		kvod_movie_close(p->movie);
 		return -EINVAL;
 	}
 	p->interval = div64_u64((u64)PUSH_PAYLOAD * 8 * NSEC_PER_SEC, p->rate);
@@ -522,7 +502,6 @@ int kvod_push_start(struct kvod_push_start *req)
 	list_add_tail(&p->node, &kvod_pushes);
 	p->linked = true;
 	kvod_nr_pushes++;
-	atomic_inc(&p->movie->active_clients);
 	/* The first packet is due one window from now. */
 	p->start = ktime_add_ns(push_now(p), p->window);
 	queue_delayed_work(kvod_push_wq, &p->work, 0);
@@ -536,7 +515,7 @@ int kvod_push_start(struct kvod_push_start *req)
 err_sock:
 	sock_release(p->sock);
 err_movie:
-	kvod_movie_put(p->movie);
+	kvod_movie_close(p->movie);
 err_free:
 	kfree(p);
 	return ret;

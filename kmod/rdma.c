@@ -274,7 +274,7 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	status = parse_request(&ev->param.conn, name);
 	if (status)
 		return conn_reject(rl, id, status);
-	movie = kvod_movie_get(name);
+	movie = kvod_movie_open(name);
 	if (!movie)
 		return conn_reject(rl, id, KVOD_RDMA_NOT_FOUND);
 	conn = kvod_rdma_conn_create(rl, id, &ev->param.conn, movie);

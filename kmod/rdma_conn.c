@@ -440,8 +440,7 @@ static void conn_release_work(struct work_struct *work)
 	conn_free_resources(conn);
 	if (test_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags))
 		kvod_lc_dec(conn->rl->l, KVOD_LC_ACTIVE);
-	atomic_dec(&conn->movie->active_clients);
-	kvod_movie_put(conn->movie);
+	kvod_movie_close(conn->movie);
 	kvod_rdma_conn_unlink(conn);
 	kfree(conn);
 }
@@ -451,7 +450,8 @@ static void conn_release_work(struct work_struct *work)
  * @rl: the listener the request came in on
  * @id: the request's new cm_id
  * @req: the request's parameters
- * @movie: a reference the connection takes over (also on failure)
+ * @movie: from kvod_movie_open(); the connection takes it over (also on
+ *	failure)
  *
  * Called from the CONNECT_REQUEST handler: only allocates. The caller
  * admits the connection (links it, makes it @id's context, queues its
@@ -468,7 +468,7 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn) {
-		kvod_movie_put(movie);
+		kvod_movie_close(movie);
 		return ERR_PTR(-ENOMEM);
 	}
 	conn->ctx.kind = KVOD_RDMA_CTX_CONN;
@@ -482,7 +482,6 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 	conn->dev = id->device;
 	conn->initiator_depth = req->responder_resources;
 	conn->movie = movie;
-	atomic_inc(&movie->active_clients);
 	conn->reg_cqe.done = conn_wc_done;
 	conn->ready_cqe.done = conn_wc_done;
 	return conn;
@@ -496,8 +495,7 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
  */
 void kvod_rdma_conn_free(struct kvod_rdma_conn *conn)
 {
-	atomic_dec(&conn->movie->active_clients);
-	kvod_movie_put(conn->movie);
+	kvod_movie_close(conn->movie);
 	kfree(conn);
 }
 

@@ -7,7 +7,8 @@
 # status, which kvod-fetch names, and counted; 0 means no limit for
 # both), or make the rdma_cm event handler map and register a movie: the
 # function tracer shows every MR allocated from kvod's setup work, none
-# from an rdma_cm handler.
+# from an rdma_cm handler. A movie counts its connected readers, and no
+# rejected connection stays counted.
 #
 # timeout: 600
 
@@ -20,6 +21,14 @@ kvod_require_guest
 RDMA_TMP=$(mktemp -d)
 T=/sys/kernel/tracing
 P=/sys/module/kvod/parameters
+# clients: the active_clients of movies film and small.
+clients() {
+	local m
+
+	for m in film small; do
+		"$KVOD_REPO/tools/kvodctl" info "$m" --json | jq .active_clients
+	done | paste -sd' '
+}
 trace_off() {
 	echo 0 >"$T/tracing_on"
 	echo 0 >"$T/options/func_stack_trace" 2>/dev/null
@@ -34,7 +43,7 @@ cleanup() {
 trap cleanup EXIT
 
 ktap_header
-ktap_plan 9
+ktap_plan 11
 [ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
 rdma_test_start rdma_max_conns_per_addr=2
 
@@ -68,12 +77,16 @@ echo 0 >"$P/rdma_max_conns"
 check_eq "rdma_max_conns=0: no limit" "$want" \
 	"$("$KVOD_FETCH" -q "$RDMA_URL/small" | sha256sum)"
 echo 1024 >"$P/rdma_max_conns"
+check_eq "film counts its two readers, small none of the rejected" "2 0" \
+	"$(clients)"
 
 kill "${pids[@]}" 2>/dev/null
 wait "${pids[@]}" 2>/dev/null
 pids=()
 wait_test 20 = 0 rdma_counter active
 check_eq "no connection left active" 0 "$(rdma_counter active)"
+wait_test 20 = "0 0" clients
+check_eq "... nor a reader counted" "0 0" "$(clients)"
 
 # Who allocates the MRs: a stack trace of every ib_alloc_mr() call.
 if [ -w "$T/set_ftrace_filter" ] && echo ib_alloc_mr >"$T/set_ftrace_filter"; then
