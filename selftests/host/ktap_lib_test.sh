@@ -21,16 +21,26 @@ child() {
 }
 
 ktap_header
-ktap_plan 15
+ktap_plan 18
 
-check_eq "all passed: exit 0" "1..2|ok 1 a|ok 2 b # SKIP why|# Totals: pass:1 fail:0 skip:1 rc=0" \
+check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
-check_eq "a failure: exit 1" "1..2|ok 1 a|not ok 2 b|# Totals: pass:1 fail:1 skip:0 rc=1" \
+check_eq "a failure: exit 1" "1..2|ok 1 a|not ok 2 b|# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0 rc=1" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_fail b; ktap_finish')"
-check_eq "all skipped: exit 4" "1..1|ok 1 a # SKIP no|# Totals: pass:0 fail:0 skip:1 rc=4" \
+check_eq "all skipped: exit 4" "1..1|# a: no|ok 1 a # SKIP|# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=4" \
 	"$(child 'ktap_plan 1; ktap_skip a no; ktap_finish')"
-check_eq "plan not met: exit 1" "1..2|ok 1 a|# Totals: pass:1 fail:0 skip:0|# planned 2 tests but ran 1 rc=1" \
+check_eq "plan not met: exit 1" "1..2|ok 1 a|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0|# planned 2 tests but ran 1 rc=1" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_finish')"
+check_eq "a test beyond the plan fails the program" \
+	"1..1|ok 1 a|not ok 2 b|# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0|# planned 1 tests but ran 2 rc=1" \
+	"$(child 'ktap_plan 1; ktap_pass a; ktap_fail b; ktap_finish')"
+# shellcheck disable=SC2016 # expanded by the child
+check_eq "descriptions are not globbed, messages keep their lines" \
+	"# x|#  y|ok 1 [kvod] *|ok 2 [k] * # SKIP rc=0" \
+	"$(child 'cd "$(mktemp -d)" && touch k v; ktap_print_msg "x
+ y"; ktap_pass "[kvod] *"; ktap_skip "[k] *"')"
+check_eq "no helpers: bail out" "Bail out! no /nonexistent: run tools/setup.sh rc=1" \
+	"$(KTAP_HELPERS=/nonexistent child 'ktap_pass a')"
 check_eq "check_eq shows both values" "# expected: 'x'|# actual:   'y'|not ok 1 d rc=0" \
 	"$(child 'check_eq d x y')"
 check_eq "check_errno by strerror text" "ok 1 d rc=0" \
@@ -40,7 +50,7 @@ check_eq "check_errno wants a failure" "not ok 1 d rc=0" \
 check_eq "check_fail" "ok 1 d rc=0" "$(child 'check_fail d false')"
 check_eq "check_ok" "ok 1 d rc=0" "$(child 'check_ok d true')"
 check_eq "kvod_load refuses outside the guest" \
-	"Bail out! refusing to insmod kvod outside a tools/vm-run guest rc=1" \
+	"Bail out!  refusing to insmod kvod outside a tools/vm-run guest|# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0 rc=1" \
 	"$(child 'kvod_load')"
 check_eq "kvod_require_guest skips outside the guest" \
 	"1..0 # SKIP not inside a tools/vm-run guest; refusing to load modules here rc=4" \

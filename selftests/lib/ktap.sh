@@ -12,6 +12,12 @@
 #	kvod_unload
 #	ktap_finish
 #
+# KTAP output is the kernel's own: tools/testing/selftests/kselftest/
+# ktap_helpers.sh from linux-source-6.12 (tools/setup.sh unpacks it;
+# $KTAP_HELPERS overrides the path). This file wraps it in kvod's names
+# and adds what it lacks: messages of several lines, skip reasons, the
+# checks below.
+#
 # Results: ktap_pass, ktap_fail, ktap_skip print one "ok"/"not ok" line
 # each and count it. ktap_finish exits 0 if nothing failed (skips are
 # fine), 1 if anything failed or the plan was not met, 4 (kselftest's
@@ -20,25 +26,26 @@
 
 KTAP_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KVOD_REPO=${KVOD_REPO:-$(cd "$KTAP_LIB_DIR/../.." && pwd)}
+KTAP_HELPERS=${KTAP_HELPERS:-/usr/src/linux-source-6.12/tools/testing/selftests/kselftest/ktap_helpers.sh}
+if ! [ -r "$KTAP_HELPERS" ]; then
+	echo "Bail out! no $KTAP_HELPERS: run tools/setup.sh"
+	exit 1
+fi
+# shellcheck source=/dev/null
+. "$KTAP_HELPERS"
 # shellcheck source=selftests/lib/guest.sh
 . "$KTAP_LIB_DIR/guest.sh"
 
-KTAP_PLAN=
-KTAP_NUM=0
-KTAP_PASS=0
-KTAP_FAIL=0
-KTAP_SKIP=0
-
 ktap_header() {
-	echo "TAP version 13"
+	ktap_print_header
 }
 
 ktap_plan() {
-	KTAP_PLAN=$1
-	echo "1..$1"
+	ktap_set_plan "$1"
 }
 
-# ktap_print_msg MSG...: each line of each MSG as a "# " diagnostic.
+# ktap_print_msg MSG...: each line of each MSG as a "# " diagnostic. (The
+# kernel's prints its words unquoted, on one line.)
 ktap_print_msg() {
 	local msg line
 
@@ -49,44 +56,52 @@ ktap_print_msg() {
 	done
 }
 
+# The kernel's helpers echo descriptions unquoted: no pathname expansion
+# while they run ("local -" restores the option).
 ktap_pass() {
-	KTAP_NUM=$((KTAP_NUM + 1))
-	KTAP_PASS=$((KTAP_PASS + 1))
-	echo "ok $KTAP_NUM $*"
+	local -
+
+	set -f
+	ktap_test_pass "$*"
 }
 
 ktap_fail() {
-	KTAP_NUM=$((KTAP_NUM + 1))
-	KTAP_FAIL=$((KTAP_FAIL + 1))
-	echo "not ok $KTAP_NUM $*"
+	local -
+
+	set -f
+	ktap_test_fail "$*"
 }
 
-# ktap_skip DESC REASON
+# ktap_skip DESC REASON: the reason goes on a "#" line before the result.
 ktap_skip() {
-	KTAP_NUM=$((KTAP_NUM + 1))
-	KTAP_SKIP=$((KTAP_SKIP + 1))
-	echo "ok $KTAP_NUM $1 # SKIP ${2:-}"
+	local -
+
+	set -f
+	[ -z "${2:-}" ] || ktap_print_msg "$1: $2"
+	ktap_test_skip "$1"
 }
 
 # ktap_bail_out REASON: give up on the whole test program.
 ktap_bail_out() {
-	echo "Bail out! $*"
-	exit 1
+	local -
+
+	set -f
+	ktap_exit_fail_msg "$*"
 }
 
 ktap_finish() {
-	ktap_print_msg "Totals: pass:$KTAP_PASS fail:$KTAP_FAIL skip:$KTAP_SKIP"
-	if [ -n "$KTAP_PLAN" ] && [ "$KTAP_NUM" != "$KTAP_PLAN" ]; then
-		ktap_print_msg "planned $KTAP_PLAN tests but ran $KTAP_NUM"
-		exit 1
+	local ran=$((KTAP_TESTNO - 1))
+
+	if [ "$ran" != "$KSFT_NUM_TESTS" ]; then
+		ktap_print_totals
+		ktap_print_msg "planned $KSFT_NUM_TESTS tests but ran $ran"
+		exit "$KSFT_FAIL"
 	fi
-	if [ "$KTAP_FAIL" -gt 0 ]; then
-		exit 1
+	if [ "$ran" -gt 0 ] && [ "$KTAP_CNT_SKIP" = "$ran" ]; then
+		ktap_print_totals
+		exit "$KSFT_SKIP"
 	fi
-	if [ "$KTAP_NUM" -gt 0 ] && [ "$KTAP_SKIP" = "$KTAP_NUM" ]; then
-		exit 4
-	fi
-	exit 0
+	ktap_finished
 }
 
 # check_eq DESC EXPECTED ACTUAL
