@@ -139,6 +139,12 @@ static inline void kvod_lc_dec(struct kvod_listener *l,
 	atomic64_dec(&l->counters[c]);
 }
 
+/* debugfs.c: test knobs, 0 when off */
+extern u32 kvod_debug_small_chunks;
+extern u32 kvod_debug_push_release_delay_ms;
+void kvod_debugfs_init(void);
+void kvod_debugfs_exit(void);
+
 /* movie.c */
 struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 				   u64 length, u64 bitrate, u64 cap);

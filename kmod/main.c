@@ -3,14 +3,14 @@
  * kvod: a video-on-demand server in the kernel.
  *
  * This file only brings the subsystems up in order and takes them down in
- * reverse: the catalog first (everything else serves movies from it), the
- * protocols' global state (RDMA's device client and workqueue), then the
- * listeners (which hold references on movies while they serve), the
- * pushes (which hold movies too), the control device last (nothing can be
- * configured before the rest exists).
- * At exit the device goes first, so no new listener can appear while the
- * listeners are torn down, and the catalog goes last, once no reader is
- * left.
+ * reverse: the test knobs in debugfs first (debugfs.c), then the catalog
+ * (everything else serves movies from it), the protocols' global state
+ * (RDMA's device client and workqueue), then the listeners (which hold
+ * references on movies while they serve), the pushes (which hold movies
+ * too), the control device last (nothing can be configured before the
+ * rest exists). At exit the device goes first, so no new listener can
+ * appear while the listeners are torn down, then the catalog, once no
+ * reader is left, and the knobs last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,9 +22,10 @@ static int __init kvod_init(void)
 {
 	int ret;
 
+	kvod_debugfs_init();
 	ret = kvod_catalog_init();
 	if (ret)
-		return ret;
+		goto err_debugfs;
 	ret = kvod_rdma_init();
 	if (ret)
 		goto err_catalog;
@@ -47,6 +48,8 @@ err_rdma:
 	kvod_rdma_exit();
 err_catalog:
 	kvod_catalog_exit();
+err_debugfs:
+	kvod_debugfs_exit();
 	return ret;
 }
 
@@ -57,6 +60,7 @@ static void __exit kvod_exit(void)
 	kvod_listeners_exit();
 	kvod_rdma_exit();
 	kvod_catalog_exit();
+	kvod_debugfs_exit();
 }
 
 module_init(kvod_init);

@@ -19,22 +19,11 @@
 #include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
-#include <linux/module.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "kvod.h"
-
-/*
- * Testing only: the first N chunks of every movie are single pages, as if
- * their 2 MiB allocations had failed, so the chunks after them are 2 MiB
- * chunks at offsets that are not 2 MiB-aligned.
- */
-static unsigned int debug_small_chunks;
-module_param(debug_small_chunks, uint, 0644);
-MODULE_PARM_DESC(debug_small_chunks,
-		 "Testing: allocate the first N chunks of each movie as single pages (default 0)");
 
 static atomic64_t kvod_resident = ATOMIC64_INIT(0);
 static atomic_t kvod_live_movies = ATOMIC_INIT(0);
@@ -146,7 +135,7 @@ static int movie_alloc_chunks(struct kvod_movie *movie)
 		ret = chunks_reserve(movie, &cap, movie->nr_chunks + 1);
 		if (ret)
 			return ret;
-		if (movie->nr_chunks < READ_ONCE(debug_small_chunks))
+		if (movie->nr_chunks < READ_ONCE(kvod_debug_small_chunks))
 			order = 0;
 		page = chunk_alloc(&order);
 		if (!page)

@@ -61,7 +61,6 @@
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
-#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/net_tstamp.h>
@@ -163,16 +162,6 @@ static DEFINE_MUTEX(kvod_push_lock);
 static u32 kvod_nr_pushes;		/* under kvod_push_lock */
 static u32 kvod_push_last_id;		/* under kvod_push_lock */
 static struct workqueue_struct *kvod_push_wq;
-
-/*
- * For the tests only: widen the window between a push that ended by itself
- * leaving the list and its socket's release, which netns teardown must
- * wait for (selftests/kvod/push_netns.sh).
- */
-static unsigned int push_release_delay_ms;
-module_param(push_release_delay_ms, uint, 0600);
-MODULE_PARM_DESC(push_release_delay_ms,
-		 "testing only: sleep this long before a push that ended releases its socket");
 
 static ktime_t push_now(const struct kvod_push *p)
 {
@@ -298,7 +287,7 @@ static void push_free(struct kvod_push *p)
  */
 static void push_finish(struct kvod_push *p)
 {
-	unsigned int delay = READ_ONCE(push_release_delay_ms);
+	unsigned int delay = READ_ONCE(kvod_debug_push_release_delay_ms);
 	bool mine;
 
 	mutex_lock(&kvod_push_lock);

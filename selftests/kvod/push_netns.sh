@@ -5,7 +5,7 @@
 # push that ends releases its socket from its own work item; the
 # namespace's teardown (kvod's pernet pre_exit) must wait for that release,
 # or the socket is released after the namespace's UDP state is gone (a
-# use-after-free the debug kernel reports). kvod.push_release_delay_ms
+# use-after-free the debug kernel reports). kvod's push_release_delay_ms
 # widens the window between a push leaving the list and its release, so
 # that on any kernel the order is visible in kvod's debug log: every
 # "push N: released" before "netns INUM: pushes released". Then the same
@@ -22,7 +22,6 @@ ktap_header
 ktap_plan 7
 
 KVODCTL=$KVOD_REPO/tools/kvodctl
-PARAM=/sys/module/kvod/parameters/push_release_delay_ms
 NS=push-ns-$$
 TMP=$(mktemp -d)
 cleanup() {
@@ -97,6 +96,7 @@ ns_gone() {
 }
 
 # Longer than the guest takes from the last push to pre_exit (about 2 s).
+PARAM=$(kvod_knob push_release_delay_ms)
 check_ok "delay knob set" sh -c "echo 10000 > $PARAM"
 out=$(round 4 20M) || ktap_print_msg "round failed: $out"
 inum=$(head -n1 <<<"$out")

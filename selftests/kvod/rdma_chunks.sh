@@ -3,8 +3,8 @@
 #
 # Movies whose first chunks fell back to single pages, so that their
 # 2 MiB chunks sit at movie offsets that are not 2 MiB-aligned (forced
-# with kvod's debug_small_chunks parameter): the run of 2 MiB chunks is
-# still one MR with 2 MiB pages, and every byte READ through it is the
+# with kvod's small_chunks test knob in debugfs): the run of 2 MiB chunks
+# is still one MR with 2 MiB pages, and every byte READ through it is the
 # movie's, whole movies and ranges across each segment boundary.
 #
 # timeout: 600
@@ -23,7 +23,7 @@ ktap_plan 6
 rdma_test_start
 
 MiB=$((1 << 20))
-PARAM=/sys/module/kvod/parameters/debug_small_chunks
+PARAM=$(kvod_knob small_chunks)
 
 # add_small N NAME BYTES: a movie whose first N chunks are single pages.
 add_small() {

@@ -227,3 +227,12 @@ kvod_load() {
 kvod_unload() {
 	kmod_unload kvod
 }
+
+# kvod_knob NAME: the path of kvod's test knob NAME (kmod/debugfs.c),
+# mounting debugfs if it is not; kvod must be loaded.
+kvod_knob() {
+	local d=/sys/kernel/debug
+
+	[ -d "$d/kvod" ] || mount -t debugfs none "$d" 2>/dev/null
+	echo "$d/kvod/$1"
+}

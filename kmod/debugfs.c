@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test knobs, in /sys/kernel/debug/kvod/ rather than among the module's
+ * parameters: they are not part of kvod's interface and exist only so
+ * that selftests can reach rare states on demand.
+ *
+ *   small_chunks: the first N chunks of every movie ADDed afterwards are
+ *     single pages, as if their 2 MiB allocations had failed, so the
+ *     chunks after them are 2 MiB chunks at offsets that are not 2
+ *     MiB-aligned (selftests/kvod/rdma_chunks.sh).
+ *   push_release_delay_ms: a push that ended by itself sleeps this long
+ *     between leaving the push list and releasing its socket, the window
+ *     namespace teardown must wait across (selftests/kvod/push_netns.sh).
+ *
+ * Both default to 0 (off) and are read with READ_ONCE() where they act.
+ * The directory is created first at load and removed last at exit; a
+ * debugfs failure is not an error, as for any debugfs user.
+ */
+#include <linux/debugfs.h>
+
+#include "kvod.h"
+
+u32 kvod_debug_small_chunks;
+u32 kvod_debug_push_release_delay_ms;
+
+static struct dentry *kvod_debugfs;
+
+void kvod_debugfs_init(void)
+{
+	kvod_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_u32("small_chunks", 0600, kvod_debugfs,
+			   &kvod_debug_small_chunks);
+	debugfs_create_u32("push_release_delay_ms", 0600, kvod_debugfs,
+			   &kvod_debug_push_release_delay_ms);
+}
+
+void kvod_debugfs_exit(void)
+{
+	debugfs_remove_recursive(kvod_debugfs);
+}
