@@ -19,7 +19,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/race_lib.bash"
 # shellcheck source=selftests/kvod/fault_lib.bash
 . "$HERE/fault_lib.bash"
-kvod_require_guest
 
 HTTP_URL=http://127.0.0.1:8080
 trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT

@@ -24,7 +24,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/race_lib.bash"
 # shellcheck source=selftests/kvod/fault_lib.bash
 . "$HERE/fault_lib.bash"
-kvod_require_guest
 
 read -r -a PROBS <<<"${KVOD_FAULT_PROBS:-1 10 50 100}"
 FAULT_SECONDS=${KVOD_FAULT_SECONDS:-10}

@@ -9,8 +9,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/http_lib.bash
 . "$HERE/http_lib.bash"
 
-kvod_require_guest
-
 # frames SOURCE: decoded video frames.
 frames() {
 	ffprobe -v error -count_frames -select_streams v:0 \

@@ -13,7 +13,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/http_lib.bash
 . "$HERE/http_lib.bash"
 
-kvod_require_guest
 NS=kvod-http-$$
 NS_ADDR=198.18.1.1
 HOST_ADDR=198.18.1.2

@@ -11,7 +11,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/http_lib.bash
 . "$HERE/http_lib.bash"
 
-kvod_require_guest
 PARAMS=/sys/module/kvod/parameters
 
 ktap_header

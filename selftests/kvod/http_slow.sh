@@ -18,7 +18,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/http_lib.bash
 . "$HERE/http_lib.bash"
 
-kvod_require_guest
 P=/sys/module/kvod/parameters
 T=/sys/kernel/tracing
 SEND_TIMEOUT=15

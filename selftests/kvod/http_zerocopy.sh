@@ -16,7 +16,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$HERE/../lib/zerocopy.sh"
 
-kvod_require_guest
 MOVIE_MIB=64
 CONTROL_MIB=8
 

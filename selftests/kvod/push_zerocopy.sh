@@ -23,8 +23,6 @@
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$(dirname "$0")/../lib/zerocopy.sh"
 
-kvod_require_guest
-tsock_require_tools
 ktap_header
 ktap_plan 9
 

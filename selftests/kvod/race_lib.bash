@@ -2,7 +2,8 @@
 #
 # Shared by the race_*.sh stress tests and the fault_*.sh tests in kernel
 # threads (sourced; not a test). It is their whole preamble: it sources
-# ktap.sh and rxe.sh, and the RDMA helpers keep their files in $RACE_TMP.
+# ktap.sh and rxe.sh and skips outside a tools/vm-run guest; the RDMA
+# helpers keep their files in $RACE_TMP.
 #
 # A stress test runs client loops in the background while its main loop
 # changes what they use (listeners, movies, devices, namespaces) for
@@ -26,6 +27,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rxe.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/rxe.sh"
+kvod_require_guest
 
 RACE_SECONDS=${KVOD_STRESS_SECONDS:-60}
 RACE_CLIENT_TIMEOUT=${RACE_CLIENT_TIMEOUT:-$((300 * ${KVOD_TIMEOUT_SCALE:-1}))}

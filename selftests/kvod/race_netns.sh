@@ -18,7 +18,6 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
-kvod_require_guest
 
 NS=kvod-race-$$
 NS_ADDR=198.18.2.1

@@ -14,7 +14,6 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
-kvod_require_guest
 
 HTTP_URL=http://127.0.0.1:8080/film
 PUSH_RATE=40M

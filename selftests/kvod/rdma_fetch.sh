@@ -8,14 +8,8 @@
 #
 # timeout: 900
 
-# shellcheck source=selftests/lib/ktap.sh
-. "$(dirname "$0")/../lib/ktap.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$(dirname "$0")/../lib/rxe.sh"
-kvod_require_guest
-
-RDMA_TMP=$(mktemp -d)
-trap 'rm -rf "$RDMA_TMP"' EXIT
+# shellcheck source=selftests/kvod/rdma_lib.bash
+. "$(dirname "$0")/rdma_lib.bash"
 
 ktap_header
 ktap_plan 12

@@ -12,13 +12,8 @@
 #
 # timeout: 600
 
-# shellcheck source=selftests/lib/ktap.sh
-. "$(dirname "$0")/../lib/ktap.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$(dirname "$0")/../lib/rxe.sh"
-kvod_require_guest
-
-RDMA_TMP=$(mktemp -d)
+# shellcheck source=selftests/kvod/rdma_lib.bash
+. "$(dirname "$0")/rdma_lib.bash"
 T=/sys/kernel/tracing
 P=/sys/module/kvod/parameters
 # clients: the active_clients of movies film and small.
@@ -35,12 +30,10 @@ trace_off() {
 	echo nop >"$T/current_tracer"
 	echo >"$T/set_ftrace_filter"
 }
-cleanup() {
+rdma_on_exit() {
 	trace_off 2>/dev/null
 	[ -n "${pids[*]}" ] && kill "${pids[@]}" 2>/dev/null
-	rm -rf "$RDMA_TMP"
 }
-trap cleanup EXIT
 
 ktap_header
 ktap_plan 11

@@ -11,20 +11,17 @@
 #
 # timeout: 600
 
-# shellcheck source=selftests/lib/ktap.sh
-. "$(dirname "$0")/../lib/ktap.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$(dirname "$0")/../lib/rxe.sh"
-kvod_require_guest
-
-RDMA_TMP=$(mktemp -d)
+# shellcheck source=selftests/kvod/rdma_lib.bash
+. "$(dirname "$0")/rdma_lib.bash"
 T=/sys/kernel/tracing
 trace_off() {
 	echo 0 >"$T/tracing_on"
 	echo nop >"$T/current_tracer"
 	echo >"$T/set_ftrace_filter"
 }
-trap 'trace_off 2>/dev/null; rm -rf "$RDMA_TMP"' EXIT
+rdma_on_exit() {
+	trace_off 2>/dev/null
+}
 
 ktap_header
 ktap_plan 3

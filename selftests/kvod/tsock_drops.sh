@@ -17,8 +17,6 @@
 
 SENDER=$KVOD_REPO/selftests/kvod/tsock_sender.py
 
-kvod_require_guest
-tsock_require_tools
 ktap_header
 ktap_plan 13
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shared by the tsock_*.sh and push_*.sh tests (sourced; not a test).
+# Shared by the tsock_*.sh and push_*.sh tests (sourced; not a test), and
+# their preamble: it sources ktap.sh, skips outside a tools/vm-run guest
+# and bails out unless the helpers and modules are built.
 #
 # Topology: two network namespaces joined by a veth pair,
 #   $NS_TX: $DEV_TX 198.18.0.1/24  (the sender; the qdisc under test)
@@ -120,3 +122,6 @@ check_cmp() {
 		ktap_fail "$desc"
 	fi
 }
+
+kvod_require_guest
+tsock_require_tools

@@ -14,8 +14,6 @@
 # shellcheck source=selftests/kvod/tsock_lib.bash
 . "$(dirname "$0")/tsock_lib.bash"
 
-kvod_require_guest
-tsock_require_tools
 ktap_header
 ktap_plan 33
 
