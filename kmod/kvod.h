@@ -34,6 +34,7 @@
 
 struct bio_vec;
 struct file;
+struct net;
 struct page;
 
 /* Largest chunk: 2 MiB, one PMD-sized compound page on x86-64. */
@@ -189,6 +190,7 @@ void kvod_rdma_exit(void);
 /* push.c */
 int kvod_push_init(void);
 void kvod_push_exit(void);
+void kvod_push_net_exit(struct net *net);
 int kvod_push_start(struct kvod_push_start *req);
 int kvod_push_stop(u32 id);
 int kvod_push_list(struct kvod_push_info **infos, u32 *nr);

@@ -283,9 +283,11 @@ static bool any_listener(struct kvod_listener *l, struct net *net)
 	return true;
 }
 
+/* A namespace is going: its listeners stop, then its pushes (push.c). */
 static void __net_exit kvod_net_pre_exit(struct net *net)
 {
 	listeners_stop(in_net, net);
+	kvod_push_net_exit(net);
 }
 
 static struct pernet_operations kvod_net_ops = {

@@ -45,7 +45,8 @@
  *    unlinked returns without touching the push.
  * Teardown: the socket first (no more sends), then the movie reference.
  * The socket does not hold its namespace (kernel sockets do not); the
- * pernet pre_exit hook stops the namespace's pushes while it is intact.
+ * listeners' pernet pre_exit hook (listener.c) stops the namespace's
+ * pushes, after its listeners, while it is intact.
  *
  * The ioctl path takes kvod_push_lock only to link, find, list and
  * unlink; the work item takes it at the end only, to check that it is
@@ -630,11 +631,16 @@ static bool push_ending(struct net *net, unsigned long *gen)
 	return found;
 }
 
-/*
- * Before the namespace's UDP state goes: stop its pushes, and wait for
- * those that ended by themselves to release their sockets.
+/**
+ * kvod_push_net_exit() - a namespace is going: stop its pushes
+ * @net: the namespace
+ *
+ * Called from the listeners' pernet pre_exit (listener.c), before the
+ * namespace's UDP state goes: stops its pushes, and waits for those that
+ * ended by themselves to release their sockets. Harmless before
+ * kvod_push_init() and after kvod_push_exit(): there is no push then.
  */
-static void __net_exit push_net_pre_exit(struct net *net)
+void kvod_push_net_exit(struct net *net)
 {
 	unsigned long gen;
 
@@ -645,21 +651,10 @@ static void __net_exit push_net_pre_exit(struct net *net)
 	pr_debug("netns %u: pushes released\n", net->ns.inum);
 }
 
-static struct pernet_operations push_net_ops = {
-	.pre_exit = push_net_pre_exit,
-};
-
 int kvod_push_init(void)
 {
-	int ret;
-
 	kvod_push_wq = alloc_workqueue("kvod_push", WQ_UNBOUND, 0);
-	if (!kvod_push_wq)
-		return -ENOMEM;
-	ret = register_pernet_subsys(&push_net_ops);
-	if (ret)
-		destroy_workqueue(kvod_push_wq);
-	return ret;
+	return kvod_push_wq ? 0 : -ENOMEM;
 }
 
 /*
@@ -669,7 +664,6 @@ int kvod_push_init(void)
  */
 void kvod_push_exit(void)
 {
-	unregister_pernet_subsys(&push_net_ops);
 	push_stop_all(NULL);
 	destroy_workqueue(kvod_push_wq);
 }
