@@ -5,12 +5,13 @@
  * This file only brings the subsystems up in order and takes them down in
  * reverse: the test knobs in debugfs first (debugfs.c), then the catalog
  * (everything else serves movies from it), the protocols' global state
- * (RDMA's device client and workqueue), then the listeners (which hold
- * references on movies while they serve), the pushes (which hold movies
- * too), the control device last (nothing can be configured before the
- * rest exists). At exit the device goes first, so no new listener can
- * appear while the listeners are torn down, then the catalog, once no
- * reader is left, and the knobs last.
+ * (RDMA's device client and workqueue), the pushes (which hold movies),
+ * then the listeners (which hold movies while they serve, and whose
+ * pernet hook stops a dying namespace's pushes too, so it exists only
+ * while the pushes' workqueue does), the control device last (nothing
+ * can be configured before the rest exists). At exit the device goes
+ * first, so no new listener or push can appear while they are torn down,
+ * then the catalog, once no reader is left, and the knobs last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,21 +30,21 @@ static int __init kvod_init(void)
 	ret = kvod_rdma_init();
 	if (ret)
 		goto err_catalog;
-	ret = kvod_listeners_init();
-	if (ret)
-		goto err_rdma;
 	ret = kvod_push_init();
 	if (ret)
-		goto err_listeners;
-	ret = kvod_dev_init();
+		goto err_rdma;
+	ret = kvod_listeners_init();
 	if (ret)
 		goto err_push;
+	ret = kvod_dev_init();
+	if (ret)
+		goto err_listeners;
 	return 0;
 
-err_push:
-	kvod_push_exit();
 err_listeners:
 	kvod_listeners_exit();
+err_push:
+	kvod_push_exit();
 err_rdma:
 	kvod_rdma_exit();
 err_catalog:
@@ -56,8 +57,9 @@ err_debugfs:
 static void __exit kvod_exit(void)
 {
 	kvod_dev_exit();
-	kvod_push_exit();	/* pushes hold movies: before the catalog */
+	/* Unregisters the pernet hook, which also stops pushes. */
 	kvod_listeners_exit();
+	kvod_push_exit();	/* pushes hold movies: before the catalog */
 	kvod_rdma_exit();
 	kvod_catalog_exit();
 	kvod_debugfs_exit();

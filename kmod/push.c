@@ -637,8 +637,9 @@ static bool push_ending(struct net *net, unsigned long *gen)
  *
  * Called from the listeners' pernet pre_exit (listener.c), before the
  * namespace's UDP state goes: stops its pushes, and waits for those that
- * ended by themselves to release their sockets. Harmless before
- * kvod_push_init() and after kvod_push_exit(): there is no push then.
+ * ended by themselves to release their sockets. main.c registers the hook
+ * after kvod_push_init() and unregisters it before kvod_push_exit(), so
+ * this never runs concurrently with module exit's own stop.
  */
 void kvod_push_net_exit(struct net *net)
 {
