@@ -148,9 +148,9 @@ chmod -R a+rX "$B"
 modprobe -q -a ib_core rdma_cm
 insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
 "$KVODCTL" add movie.ts "$B/www/movie.ts" || die "cannot add the movie"
-"${HC[@]}" listen 127.0.0.1 8080 || die "cannot listen"
+"$KVODCTL" listen http 127.0.0.1:8080 || die "cannot listen"
 run kvod http://127.0.0.1:8080/movie.ts
-"${HC[@]}" unlisten 127.0.0.1 8080
+"$KVODCTL" unlisten http 127.0.0.1:8080
 rmmod kvod
 
 for mode in on off; do

@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Raw HTTP and ioctl helper for kvod's HTTP shell tests (not a test).
+"""Raw HTTP client for kvod's HTTP shell tests and benchmark (not a test).
 
 curl cannot send malformed requests, pipeline on purpose, trickle bytes
 or hold a thousand idle connections; this can, with the standard library
-only. Commands (HOST PORT address the server):
+only. It speaks no kvod ioctl: the tests use kvodctl for that. Commands
+(HOST PORT address the server):
 
-  listen ADDR PORT | unlisten ADDR PORT     KVOD_IOC_LISTEN / UNLISTEN (http)
-  counters ADDR PORT                         the listener's counters, k=v
   status HOST PORT DATA...                   send each DATA (Python escapes,
                                              e.g. '\\r\\n', '\\x00') on a new
                                              connection, shut the write side,
@@ -55,7 +54,6 @@ only. Commands (HOST PORT address the server):
                                              nothing; print how many got a 503
                                              and how many were closed unanswered
 """
-import errno
 import fcntl
 import os
 import random
@@ -65,66 +63,6 @@ import struct
 import sys
 import termios
 import time
-
-KVOD_PROTO_HTTP = 1
-LC_NAMES = ["accepted", "active", "refused", "bytes", "200", "206", "400",
-            "404", "405", "408", "416", "431", "503", "505", "timeouts"]
-
-
-def ioc(direction, nr, size):
-    return (direction << 30) | (size << 16) | (0xC6 << 8) | nr
-
-
-IOC_LISTEN = ioc(1, 0x10, 72)
-IOC_UNLISTEN = ioc(1, 0x11, 72)
-IOC_LISTENER_LIST = ioc(3, 0x12, 48)
-INFO_SIZE = 296
-
-
-def kvod_sockaddr(addr, port):
-    packed = socket.inet_aton(addr) + bytes(12)
-    return struct.pack("=HHI16s", socket.AF_INET, int(port), 0, packed)
-
-
-def listen(cmd, addr, port):
-    arg = struct.pack("=IIII", 72, 0, KVOD_PROTO_HTTP, 0) + \
-        kvod_sockaddr(addr, port) + bytes(32)
-    fd = os.open(os.environ.get("KVOD_DEVICE", "/dev/kvod"), os.O_RDWR)
-    try:
-        fcntl.ioctl(fd, IOC_LISTEN if cmd == "listen" else IOC_UNLISTEN, arg)
-    except OSError as e:
-        print(f"http_client: {cmd}: {os.strerror(e.errno)} "
-              f"({errno.errorcode[e.errno]})", file=sys.stderr)
-        return 1
-    finally:
-        os.close(fd)
-    return 0
-
-
-def counters(addr, port):
-    import ctypes
-    room = 64
-    buf = ctypes.create_string_buffer(room * INFO_SIZE)
-    arg = bytearray(struct.pack("=IIIIQII16s", 48, 0, room, INFO_SIZE,
-                                ctypes.addressof(buf), 0, 0, bytes(16)))
-    fd = os.open(os.environ.get("KVOD_DEVICE", "/dev/kvod"), os.O_RDONLY)
-    try:
-        fcntl.ioctl(fd, IOC_LISTENER_LIST, arg)
-    finally:
-        os.close(fd)
-    filled = struct.unpack_from("=I", arg, 24)[0]
-    want = kvod_sockaddr(addr, port)
-    for i in range(filled):
-        info = buf.raw[i * INFO_SIZE:(i + 1) * INFO_SIZE]
-        proto = struct.unpack_from("=I", info, 8)[0]
-        if proto != KVOD_PROTO_HTTP or info[16:40] != want:
-            continue
-        vals = struct.unpack_from("=32Q", info, 40)
-        print(" ".join(f"{n}={v}" for n, v in zip(LC_NAMES, vals)))
-        return 0
-    print("http_client: no such listener", file=sys.stderr)
-    return 1
-
 
 def unescape(data):
     return data.encode("latin-1").decode("unicode_escape").encode("latin-1")
@@ -535,9 +473,6 @@ def refused(host, port, n):
 
 def main(argv):
     cmds = {
-        "listen": lambda a: listen("listen", *a),
-        "unlisten": lambda a: listen("unlisten", *a),
-        "counters": lambda a: counters(*a),
         "status": lambda a: status(*a),
         "status-open": lambda a: status_open(*a),
         "second": lambda a: second(*a),
