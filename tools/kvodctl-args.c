@@ -162,19 +162,16 @@ static int check_pos(const struct kvodctl_cmd *c, int argc, char **argv)
 int parse_args(const struct kvodctl_cmd *c, int argc, char **argv,
 	       struct kvodctl_args *a)
 {
-	int first = 1, ret;
+	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->cmd = c->name;
-	if (!(c->opts & OPT_RAW)) {
-		ret = parse_opts(c, argc, argv, a);
-		if (ret)
-			return ret;
-		first = optind;
-	}
-	ret = check_pos(c, argc - first, argv + first);
+	ret = parse_opts(c, argc, argv, a);
 	if (ret)
 		return ret;
-	a->pos = argv + first;
+	ret = check_pos(c, argc - optind, argv + optind);
+	if (ret)
+		return ret;
+	a->pos = argv + optind;
 	return 0;
 }

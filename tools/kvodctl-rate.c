@@ -93,16 +93,3 @@ int parse_rate(const char *s, __u64 *rate)
 	*rate = v;
 	return 0;
 }
-
-/* "kvodctl __parse-rate RATE": a self-check for shell tests. */
-int cmd_parse_rate(const struct kvodctl_args *a)
-{
-	__u64 rate;
-
-	if (parse_rate(a->pos[0], &rate)) {
-		err_msg("invalid bitrate '%s'", a->pos[0]);
-		return EXIT_USAGE;
-	}
-	printf("%llu\n", rate);
-	return 0;
-}

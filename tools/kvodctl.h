@@ -33,8 +33,7 @@
 /* Options a command accepts (struct kvodctl_cmd.opts). */
 #define OPT_JSON	(1U << 0)	/* --json */
 #define OPT_BITRATE	(1U << 1)	/* --bitrate RATE */
-#define OPT_RAW		(1U << 2)	/* no getopt: argv taken literally */
-#define OPT_PUSH	(1U << 3)	/* --rate RATE --loop --window MS --tai */
+#define OPT_PUSH	(1U << 2)	/* --rate RATE --loop --window MS --tai */
 
 struct kvodctl_args;
 
@@ -70,7 +69,6 @@ int parse_args(const struct kvodctl_cmd *c, int argc, char **argv,
 /* kvodctl-rate.c: RATE */
 
 int parse_rate(const char *s, __u64 *rate);
-int cmd_parse_rate(const struct kvodctl_args *a);
 
 /* kvodctl-dev.c: the device and its errors */
 
