@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "kvod-rdma.h"
+#include "lib/rate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,59 +157,6 @@ static int parse_size(const char *s, uint64_t *v)
 	return 0;
 }
 
-/*
- * RATE as kvodctl takes it: DIGITS[.DIGITS][k|K|m|M|g|G], decimal
- * multiples, a whole non-zero number of bits/s ("8.7M" is 8700000).
- */
-static int parse_rate(const char *s, uint64_t *rate)
-{
-	size_t nint = strspn(s, "0123456789"), nfrac = 0, i;
-	const char *p = s + nint, *frac = "";
-	uint64_t v = 0;
-	int exp = 0;
-
-	if (!nint)
-		return -1;
-	if (*p == '.') {
-		frac = ++p;
-		nfrac = strspn(p, "0123456789");
-		if (!nfrac)
-			return -1;
-		p += nfrac;
-	}
-	switch (*p) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		exp = 3;
-		break;
-	case 'm': case 'M':
-		exp = 6;
-		break;
-	case 'g': case 'G':
-		exp = 9;
-		break;
-	default:
-		return -1;
-	}
-	if (*p && p[1])
-		return -1;
-	for (i = 0; i < nint + (size_t)exp; i++) {
-		char d = i < nint ? s[i] : (i - nint < nfrac ? frac[i - nint] : '0');
-
-		if (__builtin_mul_overflow(v, 10, &v) ||
-		    __builtin_add_overflow(v, (unsigned int)(d - '0'), &v))
-			return -1;
-	}
-	for (i = exp; i < nfrac; i++)
-		if (frac[i] != '0')
-			return -1;
-	if (!v)
-		return -1;
-	*rate = v;
-	return 0;
-}
-
 static int parse_seconds(const char *s, double *v)
 {
 	char *end;
@@ -264,7 +212,7 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 			o->depth = v;
 			break;
 		case 'r':
-			if (parse_rate(optarg, &o->rate))
+			if (kvod_parse_rate(optarg, &o->rate))
 				goto bad;
 			break;
 		case 'C':

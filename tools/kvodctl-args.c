@@ -7,6 +7,7 @@
  * "del x --json" is an unknown option rather than silently ignored.
  */
 #include "kvodctl.h"
+#include "lib/rate.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -102,13 +103,13 @@ static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 			a->json = true;
 			break;
 		case VAL_BITRATE:
-			if (parse_rate(optarg, &a->bitrate)) {
+			if (kvod_parse_rate(optarg, &a->bitrate)) {
 				err_msg("invalid bitrate '%s'", optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case VAL_RATE:
-			if (parse_rate(optarg, &a->rate)) {
+			if (kvod_parse_rate(optarg, &a->rate)) {
 				err_msg("invalid rate '%s'", optarg);
 				return EXIT_USAGE;
 			}
@@ -162,19 +163,16 @@ static int check_pos(const struct kvodctl_cmd *c, int argc, char **argv)
 int parse_args(const struct kvodctl_cmd *c, int argc, char **argv,
 	       struct kvodctl_args *a)
 {
-	int first = 1, ret;
+	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->cmd = c->name;
-	if (!(c->opts & OPT_RAW)) {
-		ret = parse_opts(c, argc, argv, a);
-		if (ret)
-			return ret;
-		first = optind;
-	}
-	ret = check_pos(c, argc - first, argv + first);
+	ret = parse_opts(c, argc, argv, a);
 	if (ret)
 		return ret;
-	a->pos = argv + first;
+	ret = check_pos(c, argc - optind, argv + optind);
+	if (ret)
+		return ret;
+	a->pos = argv + optind;
 	return 0;
 }

@@ -7,10 +7,6 @@
  * Exit status: 0 on success, 1 when the device, a file or the kernel
  * refuses (EXIT_RUNTIME), 2 for a bad command line (EXIT_USAGE). Every
  * error is exactly one line on stderr: "kvodctl: <command> <what>: <why>".
- *
- * Not in the help: "kvodctl __parse-rate RATE" prints RATE as an integer
- * number of bits/s, or fails like --bitrate would (exit 2), so that shell
- * tests can check RATE parsing on a machine without the module.
  */
 #include "kvodctl.h"
 
@@ -20,7 +16,6 @@
 
 static const char *const name_arg[] = { "NAME", NULL };
 static const char *const add_args[] = { "NAME", "FILE", NULL };
-static const char *const rate_arg[] = { "RATE", NULL };
 static const char *const listen_args[] = { "PROTO", "[ADDR:]PORT", NULL };
 static const char *const push_args[] = { "NAME", "udp://HOST:PORT", NULL };
 static const char *const id_arg[] = { "ID", NULL };
@@ -36,7 +31,6 @@ static const struct kvodctl_cmd cmds[] = {
 	{ "unlisten",	cmd_unlisten,	0,		listen_args },
 	{ "push",	cmd_push,	OPT_PUSH,	push_args },
 	{ "stop",	cmd_stop,	0,		id_arg },
-	{ "__parse-rate", cmd_parse_rate, OPT_RAW,	rate_arg },
 };
 
 void usage(FILE *f)

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <linux/kvod.h>
@@ -33,8 +34,7 @@
 /* Options a command accepts (struct kvodctl_cmd.opts). */
 #define OPT_JSON	(1U << 0)	/* --json */
 #define OPT_BITRATE	(1U << 1)	/* --bitrate RATE */
-#define OPT_RAW		(1U << 2)	/* no getopt: argv taken literally */
-#define OPT_PUSH	(1U << 3)	/* --rate RATE --loop --window MS --tai */
+#define OPT_PUSH	(1U << 2)	/* --rate RATE --loop --window MS --tai */
 
 struct kvodctl_args;
 
@@ -54,8 +54,8 @@ struct kvodctl_args {
 	const char *cmd;	/* the command's name, for messages */
 	char **pos;		/* exactly as many as the command names */
 	bool json;
-	__u64 bitrate;		/* 0 if not given */
-	__u64 rate;		/* push: 0 if not given */
+	uint64_t bitrate;	/* 0 if not given */
+	uint64_t rate;		/* push: 0 if not given */
 	__u32 window_ms;	/* push: 0 if not given */
 	bool loop;		/* push */
 	bool tai;		/* push */
@@ -66,11 +66,6 @@ struct kvodctl_args {
 
 int parse_args(const struct kvodctl_cmd *c, int argc, char **argv,
 	       struct kvodctl_args *a);
-
-/* kvodctl-rate.c: RATE */
-
-int parse_rate(const char *s, __u64 *rate);
-int cmd_parse_rate(const struct kvodctl_args *a);
 
 /* kvodctl-dev.c: the device and its errors */
 

@@ -9,8 +9,10 @@
  * be zero, since a rate is a whole number of bits/s; and the rate must not
  * be zero. Signs, blanks, exponents ("1e6"), units ("8.7Mb"), a bare
  * point (".5", "5.") and anything else are rejected.
+ *
+ * selftests/host/rate_test.c holds the cases.
  */
-#include "kvodctl.h"
+#include "rate.h"
 
 #include <errno.h>
 #include <string.h>
@@ -37,7 +39,7 @@ static int suffix_exp(char c)
 }
 
 /* *v = *v * 10 + d, unless that overflows. */
-static int push_digit(__u64 *v, char d)
+static int push_digit(uint64_t *v, char d)
 {
 	if (__builtin_mul_overflow(*v, 10, v) ||
 	    __builtin_add_overflow(*v, (unsigned int)(d - '0'), v))
@@ -46,19 +48,19 @@ static int push_digit(__u64 *v, char d)
 }
 
 /**
- * parse_rate() - parse a RATE
+ * kvod_parse_rate() - parse a RATE
  * @s: the text
- * @rate: the rate in bits/s on success
+ * @rate: the rate in bits/s on success, untouched otherwise
  *
  * Returns 0, -EINVAL if @s is not a RATE or not a whole, non-zero number
  * of bits/s, or -ERANGE if it does not fit in 64 bits.
  */
-int parse_rate(const char *s, __u64 *rate)
+int kvod_parse_rate(const char *s, uint64_t *rate)
 {
 	const char *frac = "";
 	size_t nint, nfrac = 0, i;
 	const char *p = s;
-	__u64 v = 0;
+	uint64_t v = 0;
 	int exp;
 
 	nint = strspn(p, DIGITS);
@@ -91,18 +93,5 @@ int parse_rate(const char *s, __u64 *rate)
 	if (!v)
 		return -EINVAL;
 	*rate = v;
-	return 0;
-}
-
-/* "kvodctl __parse-rate RATE": a self-check for shell tests. */
-int cmd_parse_rate(const struct kvodctl_args *a)
-{
-	__u64 rate;
-
-	if (parse_rate(a->pos[0], &rate)) {
-		err_msg("invalid bitrate '%s'", a->pos[0]);
-		return EXIT_USAGE;
-	}
-	printf("%llu\n", rate);
 	return 0;
 }

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvod_parse_rate() (tools/lib/rate.c), the RATE parser of kvodctl's
+ * --bitrate and --rate and of kvod-fetch's --rate, on the host: no
+ * module, no device. One KTAP result per case.
+ *
+ * An accepted RATE must give exactly the expected bits/s. A rejected one
+ * must give the expected error (-ERANGE for what does not fit in 64 bits,
+ * -EINVAL for anything else) and leave the result untouched.
+ *
+ * selftests/kvod/kvodctl.sh still checks, in the guest, that kvodctl
+ * refuses a bad --bitrate with exit status 2 and one line on stderr.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "lib/rate.h"
+#include "kselftest_harness.h"
+
+/* What a failed parse must leave in the result. */
+#define UNTOUCHED	0x5a5a5a5a5a5a5a5aULL
+
+FIXTURE(accepts) {};
+FIXTURE_SETUP(accepts) {}
+FIXTURE_TEARDOWN(accepts) {}
+
+FIXTURE_VARIANT(accepts) {
+	const char *s;
+	uint64_t want;
+};
+
+#define ACCEPTS(name, text, value) \
+	FIXTURE_VARIANT_ADD(accepts, name) { .s = text, .want = value }
+
+ACCEPTS(r8_7M, "8.7M", 8700000);
+ACCEPTS(r2500k, "2500k", 2500000);
+ACCEPTS(r8700000, "8700000", 8700000);
+ACCEPTS(r1, "1", 1);
+ACCEPTS(r1_5k, "1.5k", 1500);
+ACCEPTS(r0_5M, "0.5M", 500000);
+ACCEPTS(u64_max, "18446744073709551615", UINT64_MAX);
+
+TEST_F(accepts, rate)
+{
+	uint64_t rate = UNTOUCHED;
+
+	ASSERT_EQ(0, kvod_parse_rate(variant->s, &rate))
+		TH_LOG("'%s' rejected", variant->s);
+	EXPECT_EQ(variant->want, rate)
+		TH_LOG("'%s' parsed as %llu", variant->s,
+		       (unsigned long long)rate);
+}
+
+FIXTURE(rejects) {};
+FIXTURE_SETUP(rejects) {}
+FIXTURE_TEARDOWN(rejects) {}
+
+FIXTURE_VARIANT(rejects) {
+	const char *s;
+	int err;
+};
+
+#define REJECTS(name, text, error) \
+	FIXTURE_VARIANT_ADD(rejects, name) { .s = text, .err = error }
+
+REJECTS(empty, "", -EINVAL);
+REJECTS(minus, "-1", -EINVAL);
+REJECTS(zero, "0", -EINVAL);
+REJECTS(zero_k, "0k", -EINVAL);
+REJECTS(zero_point_zero_M, "0.0M", -EINVAL);
+REJECTS(unit, "8.7Mb", -EINVAL);
+REJECTS(exponent, "1e6", -EINVAL);
+REJECTS(bad_suffix, "12x", -EINVAL);
+REJECTS(two_points, "1.2.3", -EINVAL);
+REJECTS(part_of_a_bit, "1.0005k", -EINVAL);
+REJECTS(under_one_bit, "0.0001k", -EINVAL);
+REJECTS(u64_max_plus_1, "18446744073709551616", -ERANGE);
+REJECTS(over_u64_k, "18446744073709552k", -ERANGE);
+REJECTS(leading_blank, " 8M", -EINVAL);
+REJECTS(trailing_blank, "8M ", -EINVAL);
+REJECTS(suffix_only, "k", -EINVAL);
+REJECTS(point_only, ".", -EINVAL);
+REJECTS(plus, "+5", -EINVAL);
+REJECTS(hex, "0x10", -EINVAL);
+
+TEST_F(rejects, rate)
+{
+	uint64_t rate = UNTOUCHED;
+
+	EXPECT_EQ(variant->err, kvod_parse_rate(variant->s, &rate))
+		TH_LOG("'%s'", variant->s);
+	EXPECT_EQ(UNTOUCHED, rate)
+		TH_LOG("'%s' changed the result to %llu", variant->s,
+		       (unsigned long long)rate);
+}
+
+TEST_HARNESS_MAIN
