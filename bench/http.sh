@@ -44,7 +44,6 @@ B=$(mktemp -d /tmp/kvod-bench.XXXXXX)
 MOVIE_MIB=64
 CLIENTS=4
 KVODCTL=$REPO/tools/kvodctl
-HC=(/usr/bin/python3 -S "$REPO/selftests/kvod/http_client.py")
 MOVIE_BYTES=$((MOVIE_MIB * 1024 * 1024))
 PER_CLIENT=$(((GIB * 1024 / MOVIE_MIB + CLIENTS - 1) / CLIENTS))
 TOTAL=$((PER_CLIENT * CLIENTS * MOVIE_BYTES))
