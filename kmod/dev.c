@@ -209,6 +209,16 @@ static int ioc_push_start(union kvod_ioctl_arg *arg)
 	return kvod_push_start(&arg->push);
 }
 
+/*
+ * The id could not reach the caller, who gets EFAULT: stop the push
+ * before anyone relies on it (its first packet is due a window later).
+ * It may have ended or been stopped already; then there is nothing to do.
+ */
+static void ioc_push_start_undo(union kvod_ioctl_arg *arg)
+{
+	kvod_push_stop(arg->push.id);
+}
+
 static int ioc_push_stop(union kvod_ioctl_arg *arg)
 {
 	struct kvod_push_ref *ref = &arg->push_ref;
@@ -250,6 +260,8 @@ struct kvod_ioctl {
 	bool change;
 	bool copy_out;
 	int (*fn)(union kvod_ioctl_arg *arg);
+	/* Undoes a done @fn whose result could not be copied out, if set. */
+	void (*undo)(union kvod_ioctl_arg *arg);
 };
 
 #define KVOD_IOCTL(_cmd, _type, _ver0, _change, _out, _fn)		\
@@ -273,8 +285,9 @@ static const struct kvod_ioctl kvod_ioctls[] = {
 		   KVOD_LISTEN_SIZE_VER0, true, false, ioc_unlisten),
 	KVOD_IOCTL(KVOD_IOC_LISTENER_LIST, struct kvod_movie_list,
 		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_listener_list),
-	KVOD_IOCTL(KVOD_IOC_PUSH_START, struct kvod_push_start,
-		   KVOD_PUSH_START_SIZE_VER0, true, true, ioc_push_start),
+	{ .cmd = KVOD_IOC_PUSH_START, .ksize = sizeof(struct kvod_push_start),
+	  .ver0 = KVOD_PUSH_START_SIZE_VER0, .change = true, .copy_out = true,
+	  .fn = ioc_push_start, .undo = ioc_push_start_undo },
 	KVOD_IOCTL(KVOD_IOC_PUSH_STOP, struct kvod_push_ref,
 		   KVOD_PUSH_REF_SIZE_VER0, true, false, ioc_push_stop),
 	KVOD_IOCTL(KVOD_IOC_PUSH_LIST, struct kvod_movie_list,
@@ -333,8 +346,11 @@ static long kvod_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 	if (ret)
 		return ret;
 	arg.head.size = usize;
-	if (ioc->copy_out && copy_to_user(uptr, &arg, min(usize, ioc->ksize)))
+	if (ioc->copy_out && copy_to_user(uptr, &arg, min(usize, ioc->ksize))) {
+		if (ioc->undo)
+			ioc->undo(&arg);
 		return -EFAULT;
+	}
 	return 0;
 }
 

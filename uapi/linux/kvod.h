@@ -310,8 +310,10 @@ struct kvod_listener_info {
  * A movie whose length is not a multiple of 188 bytes loses its tail.
  *
  * Errors: EINVAL (bad opts, rate, window, address or name; rate 0 for a
- * movie without a bitrate), ENOENT (no such movie), ENOSPC (too many
- * pushes), ENETUNREACH and the like from connecting the socket, EPERM.
+ * movie whose bitrate is not in that range), ENOENT (no such movie),
+ * ENOSPC (too many pushes), ENETUNREACH and the like from connecting the
+ * socket, EPERM, EFAULT (the id could not be written back: the push was
+ * stopped again, so no push runs that its caller cannot name).
  */
 struct kvod_push_start {
 	__u32 size;
