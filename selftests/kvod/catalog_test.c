@@ -13,8 +13,9 @@
  * loaded module in their teardown.
  *
  * "State intact" below means: STATS (movies, zombies, resident,
- * resident_max) and the full LIST are byte-for-byte what they were before
- * the rejected call.
+ * resident_max) and the full movie LIST, LISTENER_LIST and PUSH_LIST are
+ * byte-for-byte what they were before the rejected call, but for the
+ * counters a running push moves on its own (see snap_take()).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -34,6 +35,7 @@
 #include "kselftest_harness.h"
 
 #define SNAP_MAX	64
+#define SNAP_NET_MAX	16	/* listeners and pushes in a snapshot */
 
 static char ko_path[PATH_MAX];
 static size_t page_size;
@@ -44,17 +46,55 @@ struct snap {
 	__u32 count;
 	__u32 filled;
 	struct kvod_movie_info e[SNAP_MAX];
+	__u32 nl;		/* listeners: count and filled */
+	__u32 nl_filled;
+	struct kvod_listener_info l[SNAP_NET_MAX];
+	__u32 np;		/* pushes: count and filled */
+	__u32 np_filled;
+	struct kvod_push_info p[SNAP_NET_MAX];
 };
+
+/* A push's counters: they move packet by packet while it runs. */
+static void push_mask_traffic(struct kvod_push_info *pi)
+{
+	pi->packets = 0;
+	pi->bytes = 0;
+	pi->loops = 0;
+	pi->late = 0;
+	pi->errors = 0;
+}
+
+/*
+ * What a running push changes by itself is left out of a snapshot
+ * (zeroed): its own counters, and the bytes_served of a movie with
+ * readers. The rest stays as listed, so a call that adds or drops a
+ * reader, or serves bytes of a movie nobody reads, still shows.
+ */
+static void snap_mask_traffic(struct snap *s)
+{
+	__u32 i;
+
+	for (i = 0; i < s->filled && i < SNAP_MAX; i++)
+		if (s->e[i].active_clients)
+			s->e[i].bytes_served = 0;
+	for (i = 0; i < s->np_filled && i < SNAP_NET_MAX; i++)
+		push_mask_traffic(&s->p[i]);
+}
 
 static int snap_take(int dev, struct snap *s)
 {
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	ret = kvod_stats(dev, &s->st);
-	if (ret)
-		return ret;
-	return kvod_list(dev, s->e, SNAP_MAX, &s->count, &s->filled);
+	ret = kvod_stats(dev, &s->st) ?:
+	      kvod_list(dev, s->e, SNAP_MAX, &s->count, &s->filled) ?:
+	      kvod_list_of(dev, KVOD_IOC_LISTENER_LIST, s->l, sizeof(s->l[0]),
+			   SNAP_NET_MAX, &s->nl, &s->nl_filled) ?:
+	      kvod_list_of(dev, KVOD_IOC_PUSH_LIST, s->p, sizeof(s->p[0]),
+			   SNAP_NET_MAX, &s->np, &s->np_filled);
+	if (!ret)
+		snap_mask_traffic(s);
+	return ret;
 }
 
 static void expect_snap_eq(struct __test_metadata *_metadata,
@@ -68,6 +108,14 @@ static void expect_snap_eq(struct __test_metadata *_metadata,
 	EXPECT_EQ(a->filled, b->filled);
 	EXPECT_EQ(0, memcmp(a->e, b->e, sizeof(a->e)))
 		TH_LOG("LIST entries changed");
+	EXPECT_EQ(a->nl, b->nl);
+	EXPECT_EQ(a->nl_filled, b->nl_filled);
+	EXPECT_EQ(0, memcmp(a->l, b->l, sizeof(a->l)))
+		TH_LOG("LISTENER_LIST entries changed");
+	EXPECT_EQ(a->np, b->np);
+	EXPECT_EQ(a->np_filled, b->np_filled);
+	EXPECT_EQ(0, memcmp(a->p, b->p, sizeof(a->p)))
+		TH_LOG("PUSH_LIST entries changed");
 }
 
 #define ASSERT_INTACT(dev, before) do {					\
@@ -1555,14 +1603,38 @@ TEST_F_TIMEOUT(kvod, add_1gib, 600)
 /* ------------------------------------------------------------------ */
 /* The rules every command follows, one variant per command.           */
 
-enum cmd_kind { K_ADD, K_DEL, K_INFO, K_LIST, K_STATS };
+/*
+ * Every test starts from the same state, so that a query has something to
+ * report, a change something to act on and a rejected call something to
+ * disturb: the movie "keep", an HTTP listener on 127.0.0.1:ABI_TCP_KEEP
+ * (UNLISTEN's) and a looping push of "keep" to 127.0.0.1:ABI_UDP_KEEP
+ * (PUSH_STOP's). LISTEN and PUSH_START make theirs on other ports. The
+ * teardown stops every push and listener, empties the catalog and checks
+ * that nothing is left.
+ */
+#define ABI_TCP_KEEP	8091
+#define ABI_TCP_NEW	8092
+#define ABI_UDP_KEEP	5091
+#define ABI_UDP_NEW	5092
+#define ABI_WINDOW_MS	20	/* PUSH_START's */
+#define ABI_WINDOW_DEF	50	/* the setup's: window_ms 0 means 50 */
+
+enum cmd_kind {
+	K_ADD, K_DEL, K_INFO, K_LIST, K_STATS,
+	K_LISTEN, K_UNLISTEN, K_LISTENER_LIST,
+	K_PUSH_START, K_PUSH_STOP, K_PUSH_LIST,
+};
 
 FIXTURE(abi) {
 	int dev;
 	int file;
 	char *mem;		/* two read-write pages, then a guard page */
+	__u32 netns;		/* ours, as the LISTs report it */
+	__u32 push;		/* the id of the setup's push */
 	struct kvod_movie_info keep;
 	struct kvod_movie_info entries[4];
+	struct kvod_listener_info listeners[4];
+	struct kvod_push_info pushes[4];
 	struct snap before;
 };
 
@@ -1572,17 +1644,20 @@ FIXTURE_VARIANT(abi) {
 	__u32 ver0;
 	__u32 ksize;
 	bool writes;		/* has output fields */
+	bool changes;		/* changes state (needs CAP_NET_ADMIN) */
 };
 
 FIXTURE_VARIANT_ADD(abi, add) {
 	.kind = K_ADD, .cmd = KVOD_IOC_MOVIE_ADD,
 	.ver0 = KVOD_MOVIE_ADD_SIZE_VER0,
 	.ksize = sizeof(struct kvod_movie_add), .writes = false,
+	.changes = true,
 };
 FIXTURE_VARIANT_ADD(abi, del) {
 	.kind = K_DEL, .cmd = KVOD_IOC_MOVIE_DEL,
 	.ver0 = KVOD_MOVIE_REF_SIZE_VER0,
 	.ksize = sizeof(struct kvod_movie_ref), .writes = false,
+	.changes = true,
 };
 FIXTURE_VARIANT_ADD(abi, info) {
 	.kind = K_INFO, .cmd = KVOD_IOC_MOVIE_INFO,
@@ -1599,26 +1674,125 @@ FIXTURE_VARIANT_ADD(abi, stats) {
 	.ver0 = KVOD_STATS_SIZE_VER0,
 	.ksize = sizeof(struct kvod_stats), .writes = true,
 };
+FIXTURE_VARIANT_ADD(abi, listen) {
+	.kind = K_LISTEN, .cmd = KVOD_IOC_LISTEN,
+	.ver0 = KVOD_LISTEN_SIZE_VER0,
+	.ksize = sizeof(struct kvod_listen), .writes = false,
+	.changes = true,
+};
+FIXTURE_VARIANT_ADD(abi, unlisten) {
+	.kind = K_UNLISTEN, .cmd = KVOD_IOC_UNLISTEN,
+	.ver0 = KVOD_LISTEN_SIZE_VER0,
+	.ksize = sizeof(struct kvod_listen), .writes = false,
+	.changes = true,
+};
+FIXTURE_VARIANT_ADD(abi, listener_list) {
+	.kind = K_LISTENER_LIST, .cmd = KVOD_IOC_LISTENER_LIST,
+	.ver0 = KVOD_MOVIE_LIST_SIZE_VER0,
+	.ksize = sizeof(struct kvod_movie_list), .writes = true,
+};
+/* @id is an output: PUSH_START writes back. */
+FIXTURE_VARIANT_ADD(abi, push_start) {
+	.kind = K_PUSH_START, .cmd = KVOD_IOC_PUSH_START,
+	.ver0 = KVOD_PUSH_START_SIZE_VER0,
+	.ksize = sizeof(struct kvod_push_start), .writes = true,
+	.changes = true,
+};
+FIXTURE_VARIANT_ADD(abi, push_stop) {
+	.kind = K_PUSH_STOP, .cmd = KVOD_IOC_PUSH_STOP,
+	.ver0 = KVOD_PUSH_REF_SIZE_VER0,
+	.ksize = sizeof(struct kvod_push_ref), .writes = false,
+	.changes = true,
+};
+FIXTURE_VARIANT_ADD(abi, push_list) {
+	.kind = K_PUSH_LIST, .cmd = KVOD_IOC_PUSH_LIST,
+	.ver0 = KVOD_MOVIE_LIST_SIZE_VER0,
+	.ksize = sizeof(struct kvod_movie_list), .writes = true,
+};
+
+/* The LISTENER_LIST entry of an HTTP listener of ours on 127.0.0.1:@port. */
+static struct kvod_listener_info abi_listener(FIXTURE_DATA(abi) *self,
+					      __u16 port)
+{
+	struct kvod_listener_info li = {
+		.size = sizeof(li),
+		.proto = KVOD_PROTO_HTTP,
+		.netns = self->netns,
+	};
+
+	kvod_sockaddr_v4(&li.addr, "127.0.0.1", port);
+	return li;
+}
+
+/* The PUSH_LIST entry, traffic masked, of a looping push of "keep". */
+static struct kvod_push_info abi_push(FIXTURE_DATA(abi) *self, __u32 id,
+				      __u16 port, __u32 window_ms)
+{
+	struct kvod_push_info pi = {
+		.size = sizeof(pi),
+		.id = id,
+		.opts = KVOD_PUSH_LOOP,
+		.rate = 10000,
+		.window_ms = window_ms,
+		.netns = self->netns,
+	};
+
+	kvod_sockaddr_v4(&pi.dst, "127.0.0.1", port);
+	kvod_set_name(pi.name, "keep");
+	return pi;
+}
 
 FIXTURE_SETUP(abi)
 {
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev);
+	/* A test whose setup failed had no teardown. */
+	ASSERT_EQ(0, kvod_stop_all(self->dev));
 	ASSERT_EQ(0, catalog_clear(self->dev));
+	self->netns = kvod_netns();
+	ASSERT_NE(0U, self->netns);
 	self->file = kvod_make_file(8192, 21);
 	ASSERT_LE(0, self->file);
 	self->mem = map_guarded();
 	ASSERT_NE(NULL, self->mem);
 	add_keep(_metadata, self->dev);
+	ASSERT_EQ(0, kvod_listen_v4(self->dev, true, KVOD_PROTO_HTTP,
+				    "127.0.0.1", ABI_TCP_KEEP));
+	ASSERT_EQ(0, kvod_push_loop(self->dev, "keep", ABI_UDP_KEEP,
+				    &self->push));
 	ASSERT_EQ(0, kvod_info(self->dev, "keep", &self->keep));
+	ASSERT_EQ(1U, self->keep.active_clients);
 	ASSERT_EQ(0, snap_take(self->dev, &self->before));
+	ASSERT_EQ(1U, self->before.filled);
+	ASSERT_EQ(1U, self->before.nl_filled);
+	ASSERT_EQ(1U, self->before.np_filled);
 }
 
 FIXTURE_TEARDOWN(abi)
 {
+	struct snap left;
+
+	/* Pushes first: one may hold a movie that DEL made a zombie. */
+	EXPECT_EQ(0, kvod_stop_all(self->dev));
 	EXPECT_EQ(0, catalog_clear(self->dev));
+	EXPECT_EQ(0, snap_take(self->dev, &left));
+	EXPECT_EQ(0U, left.count);
+	EXPECT_EQ(0U, left.st.zombies);
+	EXPECT_EQ(0ULL, left.st.resident);
+	EXPECT_EQ(0U, left.nl);
+	EXPECT_EQ(0U, left.np);
 	close(self->file);
 	close(self->dev);
+}
+
+/* A LIST argument with room for the @bytes at @entries. */
+static void abi_fill_list(struct kvod_movie_list *l, void *entries,
+			  size_t bytes, __u32 entry_size)
+{
+	memset(entries, 0, bytes);
+	l->count = bytes / entry_size;
+	l->entry_size = entry_size;
+	l->entries = (uintptr_t)entries;
 }
 
 /*
@@ -1645,53 +1819,108 @@ static void abi_fill(FIXTURE_DATA(abi) *self,
 	case K_INFO:
 		kvod_set_name(((struct kvod_movie_info *)buf)->name, "keep");
 		break;
-	case K_LIST: {
-		struct kvod_movie_list *l = buf;
+	case K_LIST:
+		abi_fill_list(buf, self->entries, sizeof(self->entries),
+			      sizeof(self->entries[0]));
+		break;
+	case K_STATS:
+		break;
+	case K_LISTEN:
+	case K_UNLISTEN: {
+		struct kvod_listen *l = buf;
 
-		memset(self->entries, 0, sizeof(self->entries));
-		l->count = ARRAY_SIZE(self->entries);
-		l->entry_size = sizeof(struct kvod_movie_info);
-		l->entries = (uintptr_t)self->entries;
+		l->proto = KVOD_PROTO_HTTP;
+		kvod_sockaddr_v4(&l->addr, "127.0.0.1",
+				 variant->kind == K_LISTEN ? ABI_TCP_NEW :
+							     ABI_TCP_KEEP);
 		break;
 	}
-	case K_STATS:
+	case K_LISTENER_LIST:
+		abi_fill_list(buf, self->listeners, sizeof(self->listeners),
+			      sizeof(self->listeners[0]));
+		break;
+	case K_PUSH_START: {
+		struct kvod_push_start *p = buf;
+
+		/* As if reused from the setup's start: @id is output only. */
+		p->id = self->push;
+		p->opts = KVOD_PUSH_LOOP;
+		p->rate = 10000;
+		p->window_ms = ABI_WINDOW_MS;
+		kvod_sockaddr_v4(&p->dst, "127.0.0.1", ABI_UDP_NEW);
+		kvod_set_name(p->name, "keep");
+		break;
+	}
+	case K_PUSH_STOP:
+		((struct kvod_push_ref *)buf)->id = self->push;
+		break;
+	case K_PUSH_LIST:
+		abi_fill_list(buf, self->pushes, sizeof(self->pushes),
+			      sizeof(self->pushes[0]));
 		break;
 	}
 	*(__u32 *)buf = size;
 }
 
-/* After an accepted call: the command did what it is for. */
+/* A LIST call: one entry, as listed, the rest of the room untouched. */
+static void abi_expect_one(struct __test_metadata *_metadata,
+			   const struct kvod_movie_list *l,
+			   const void *entries, size_t bytes)
+{
+	EXPECT_EQ(1U, l->count);
+	EXPECT_EQ(1U, l->filled);
+	EXPECT_TRUE(all_zero((const char *)entries + l->entry_size,
+			     bytes - l->entry_size));
+}
+
+/*
+ * After an accepted call: the command did what it is for, and nothing
+ * else. @want starts as the setup's snapshot and takes the command's
+ * effect; the state must then be exactly that.
+ */
 static void abi_expect_done(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(abi) *self,
 			    const FIXTURE_VARIANT(abi) *variant, void *buf)
 {
+	struct snap want = self->before, after;
 	struct kvod_movie_info mi;
 
 	switch (variant->kind) {
 	case K_ADD:
 		ASSERT_EQ(0, kvod_info(self->dev, "new", &mi));
 		expect_info_fresh(_metadata, &mi, "new", 8192, 1000);
+		/* Listed after "keep", in name order. */
+		want.e[want.filled++] = mi;
+		want.count++;
+		want.st.movies++;
+		want.st.resident += mi.resident;
 		break;
 	case K_DEL:
 		EXPECT_EQ(ENOENT, kvod_info(self->dev, "keep", &mi));
+		/* The setup's push holds it: a zombie, still resident. */
+		memset(&want.e[0], 0, sizeof(want.e[0]));
+		want.filled = 0;
+		want.count = 0;
+		want.st.movies--;
+		want.st.zombies++;
 		break;
 	case K_INFO: {
 		struct kvod_movie_info *out = buf;
 
 		mi = self->keep;
 		mi.size = out->size;
+		/* The setup's push serves it meanwhile. */
+		EXPECT_GE(out->bytes_served, mi.bytes_served);
+		mi.bytes_served = out->bytes_served;
 		EXPECT_EQ(0, memcmp(&mi, out, sizeof(mi)));
 		break;
 	}
-	case K_LIST: {
-		struct kvod_movie_list *l = buf;
-
-		EXPECT_EQ(1U, l->count);
-		EXPECT_EQ(1U, l->filled);
+	case K_LIST:
+		abi_expect_one(_metadata, buf, self->entries,
+			       sizeof(self->entries));
 		EXPECT_STREQ("keep", self->entries[0].name);
 		EXPECT_EQ(self->keep.length, self->entries[0].length);
 		break;
-	}
 	case K_STATS: {
 		struct kvod_stats *st = buf;
 
@@ -1700,9 +1929,60 @@ static void abi_expect_done(struct __test_metadata *_metadata,
 		EXPECT_EQ(self->before.st.resident_max, st->resident_max);
 		break;
 	}
+	case K_LISTEN:
+		/* Listed after the setup's, in the order they were made. */
+		want.l[want.nl_filled++] = abi_listener(self, ABI_TCP_NEW);
+		want.nl++;
+		break;
+	case K_UNLISTEN:
+		memset(&want.l[0], 0, sizeof(want.l[0]));
+		want.nl = 0;
+		want.nl_filled = 0;
+		break;
+	case K_LISTENER_LIST: {
+		struct kvod_listener_info li = abi_listener(self, ABI_TCP_KEEP);
+
+		abi_expect_one(_metadata, buf, self->listeners,
+			       sizeof(self->listeners));
+		EXPECT_EQ(0, memcmp(&li, &self->listeners[0], sizeof(li)));
+		break;
 	}
-	if (variant->kind != K_ADD && variant->kind != K_DEL)
-		ASSERT_INTACT(self->dev, &self->before);
+	case K_PUSH_START: {
+		const struct kvod_push_start *p = buf;
+
+		EXPECT_NE(0U, p->id);
+		EXPECT_NE(self->push, p->id) TH_LOG("@id not written back");
+		/* Listed after the setup's, in id order: a second reader. */
+		want.p[want.np_filled++] = abi_push(self, p->id, ABI_UDP_NEW,
+						    ABI_WINDOW_MS);
+		want.np++;
+		want.e[0].active_clients++;
+		break;
+	}
+	case K_PUSH_STOP:
+		memset(&want.p[0], 0, sizeof(want.p[0]));
+		want.np = 0;
+		want.np_filled = 0;
+		/* "keep" has no reader left: bytes_served is kept again. */
+		want.e[0].active_clients--;
+		ASSERT_EQ(0, kvod_info(self->dev, "keep", &mi));
+		EXPECT_GE(mi.bytes_served, self->keep.bytes_served);
+		want.e[0].bytes_served = mi.bytes_served;
+		break;
+	case K_PUSH_LIST: {
+		struct kvod_push_info pi = abi_push(self, self->push,
+						    ABI_UDP_KEEP,
+						    ABI_WINDOW_DEF);
+
+		abi_expect_one(_metadata, buf, self->pushes,
+			       sizeof(self->pushes));
+		push_mask_traffic(&self->pushes[0]);
+		EXPECT_EQ(0, memcmp(&pi, &self->pushes[0], sizeof(pi)));
+		break;
+	}
+	}
+	ASSERT_EQ(0, snap_take(self->dev, &after));
+	expect_snap_eq(_metadata, &want, &after);
 }
 
 static void abi_expect_rejected(struct __test_metadata *_metadata,
@@ -1915,24 +2195,34 @@ TEST_F(abi, tail_crosses_into_guard)
 			    kvod_ioctl(self->dev, variant->cmd, arg));
 }
 
-/* No more than @size bytes are written back (here @size == ksize). */
+/*
+ * No more than @size bytes are written back (here @size == ksize), and a
+ * command without output fields writes nothing back at all.
+ */
 TEST_F(abi, writes_at_most_size)
 {
+	char *sent = malloc(variant->ksize);
 	size_t i;
 
+	ASSERT_NE(NULL, sent);
 	memset(self->mem, 0xa5, 2 * page_size);
 	abi_fill(self, variant, self->mem, variant->ksize, variant->ksize);
+	memcpy(sent, self->mem, variant->ksize);
 	ASSERT_EQ(0, kvod_ioctl(self->dev, variant->cmd, self->mem));
 	for (i = variant->ksize; i < variant->ksize + 256; i++)
 		if ((unsigned char)self->mem[i] != 0xa5)
 			break;
 	EXPECT_EQ(variant->ksize + 256, i) TH_LOG("byte %zu written", i);
+	if (!variant->writes)
+		EXPECT_EQ(0, memcmp(sent, self->mem, variant->ksize))
+			TH_LOG("an _IOW argument was written back");
+	free(sent);
 	abi_expect_done(_metadata, self, variant, self->mem);
 }
 
 /*
  * An argument in read-only memory: commands with output fields fail with
- * EFAULT and change nothing; ADD and DEL (_IOW) never write it back.
+ * EFAULT and change nothing; the others (_IOW) never write it back.
  */
 TEST_F(abi, arg_readonly)
 {
@@ -1947,6 +2237,40 @@ TEST_F(abi, arg_readonly)
 		ASSERT_EQ(0, ret);
 		abi_expect_done(_metadata, self, variant, self->mem);
 	}
+}
+
+/*
+ * A kvod bug, not the test's: PUSH_START starts the push before the id is
+ * written back (kmod/dev.c copies out after the handler), so its EFAULT
+ * leaves a push running, listed and holding its movie, under an id the
+ * caller never learnt. The teardown stops it. Drop this line once
+ * PUSH_START undoes the start when the copy-out fails: the harness counts
+ * an XPASS as a pass, so nothing else will tell.
+ */
+XFAIL_ADD(abi, push_start, arg_readonly);
+
+/*
+ * A caller without CAP_NET_ADMIN (on a file opened with it): changes fail
+ * with EPERM, queries work; neither changes anything.
+ */
+TEST_F(abi, without_net_admin)
+{
+	int status;
+	pid_t pid;
+
+	abi_fill(self, variant, self->mem, variant->ksize, variant->ksize);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (drop_net_admin())
+			_exit(255);
+		_exit(kvod_ioctl(self->dev, variant->cmd, self->mem));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_NE(255, WEXITSTATUS(status)) TH_LOG("cannot drop CAP_NET_ADMIN");
+	EXPECT_EQ(variant->changes ? EPERM : 0, WEXITSTATUS(status));
+	ASSERT_INTACT(self->dev, &self->before);
 }
 
 TEST_F(abi, reserved_nonzero)
@@ -1964,6 +2288,25 @@ TEST_F(abi, reserved_nonzero)
 		/* Output-only, but still reserved: the header's general rule. */
 		{ K_INFO, offsetof(struct kvod_movie_info, reserved), 32 },
 		{ K_STATS, offsetof(struct kvod_stats, reserved), 64 },
+		{ K_LISTEN, offsetof(struct kvod_listen, reserved0), 4 },
+		{ K_LISTEN, offsetof(struct kvod_listen, reserved), 32 },
+		/* An IPv4 address: bytes past the first 4 and scope_id are 0. */
+		{ K_LISTEN, offsetof(struct kvod_listen, addr.addr) + 4, 12 },
+		{ K_LISTEN, offsetof(struct kvod_listen, addr.scope_id), 4 },
+		{ K_UNLISTEN, offsetof(struct kvod_listen, reserved0), 4 },
+		{ K_UNLISTEN, offsetof(struct kvod_listen, reserved), 32 },
+		{ K_UNLISTEN, offsetof(struct kvod_listen, addr.addr) + 4, 12 },
+		{ K_UNLISTEN, offsetof(struct kvod_listen, addr.scope_id), 4 },
+		{ K_LISTENER_LIST, offsetof(struct kvod_movie_list, reserved0), 4 },
+		{ K_LISTENER_LIST, offsetof(struct kvod_movie_list, reserved), 16 },
+		{ K_PUSH_START, offsetof(struct kvod_push_start, reserved0), 4 },
+		{ K_PUSH_START, offsetof(struct kvod_push_start, reserved), 32 },
+		{ K_PUSH_START, offsetof(struct kvod_push_start, dst.addr) + 4, 12 },
+		{ K_PUSH_START, offsetof(struct kvod_push_start, dst.scope_id), 4 },
+		{ K_PUSH_STOP, offsetof(struct kvod_push_ref, reserved0), 4 },
+		{ K_PUSH_STOP, offsetof(struct kvod_push_ref, reserved), 16 },
+		{ K_PUSH_LIST, offsetof(struct kvod_movie_list, reserved0), 4 },
+		{ K_PUSH_LIST, offsetof(struct kvod_movie_list, reserved), 16 },
 	};
 	size_t i, b;
 	int tried = 0;

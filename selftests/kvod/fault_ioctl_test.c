@@ -150,17 +150,7 @@ struct state {
 static int list_of(int dev, unsigned long cmd, void *entries, __u32 esize,
 		   __u32 *count)
 {
-	struct kvod_movie_list l = {
-		.size = sizeof(l),
-		.count = ROOM,
-		.entry_size = esize,
-		.entries = (uintptr_t)entries,
-	};
-	int ret = kvod_ioctl(dev, cmd, &l);
-
-	if (!ret)
-		*count = l.count;
-	return ret;
+	return kvod_list_of(dev, cmd, entries, esize, ROOM, count, NULL);
 }
 
 static int state_take(int dev, struct state *s)
@@ -219,57 +209,13 @@ static const char *state_diff(const struct state *a, const struct state *b)
 /* ------------------------------------------------------------------ */
 /* The calls.                                                          */
 
-static int do_listen(int dev, bool on, __u32 proto, const char *ip,
-		     __u16 port)
-{
-	struct kvod_listen l = { .size = sizeof(l), .proto = proto };
-
-	kvod_sockaddr_v4(&l.addr, ip, port);
-	return kvod_ioctl(dev, on ? KVOD_IOC_LISTEN : KVOD_IOC_UNLISTEN, &l);
-}
-
-static int do_push(int dev, const char *name, __u16 port, __u32 *id)
-{
-	struct kvod_push_start p = {
-		.size = sizeof(p),
-		.opts = KVOD_PUSH_LOOP,
-		.rate = 10000,		/* the minimum: a few packets a second */
-	};
-	int ret;
-
-	kvod_set_name(p.name, name);
-	kvod_sockaddr_v4(&p.dst, "127.0.0.1", port);
-	ret = kvod_ioctl(dev, KVOD_IOC_PUSH_START, &p);
-	if (!ret)
-		*id = p.id;
-	return ret;
-}
-
-static int do_stop(int dev, __u32 id)
-{
-	struct kvod_push_ref r = { .size = sizeof(r), .id = id };
-
-	return kvod_ioctl(dev, KVOD_IOC_PUSH_STOP, &r);
-}
-
-/* Remove every movie, listener (of this namespace) and push. */
+/* Remove every push, listener (of this namespace) and movie. */
 static int state_clear(int dev)
 {
 	struct state s;
 	__u32 i;
-	int ret = state_take(dev, &s);
+	int ret = kvod_stop_all(dev) ?: state_take(dev, &s);
 
-	for (i = 0; !ret && i < s.np && i < ROOM; i++)
-		ret = do_stop(dev, s.p[i].id);
-	for (i = 0; !ret && i < s.nl && i < ROOM; i++) {
-		struct kvod_listen l = {
-			.size = sizeof(l),
-			.proto = s.l[i].proto,
-			.addr = s.l[i].addr,
-		};
-
-		ret = kvod_ioctl(dev, KVOD_IOC_UNLISTEN, &l);
-	}
 	for (i = 0; !ret && i < s.nm && i < ROOM; i++)
 		ret = kvod_del(dev, s.m[i].name);
 	return ret;
@@ -373,12 +319,12 @@ FIXTURE_SETUP(fault)
 	ASSERT_EQ(0, state_clear(self->dev));
 	ASSERT_EQ(0, kvod_add(self->dev, "base1", self->small, 1000000));
 	ASSERT_EQ(0, kvod_add(self->dev, "base2", self->small, 0));
-	ASSERT_EQ(0, do_listen(self->dev, true, KVOD_PROTO_HTTP,
-			       "127.0.0.1", 8081));
+	ASSERT_EQ(0, kvod_listen_v4(self->dev, true, KVOD_PROTO_HTTP,
+				    "127.0.0.1", 8081));
 	if (have_rxe)
-		ASSERT_EQ(0, do_listen(self->dev, true, KVOD_PROTO_RDMA,
-				       RXE_ADDR, 7481));
-	ASSERT_EQ(0, do_push(self->dev, "base1", 5010, &self->push));
+		ASSERT_EQ(0, kvod_listen_v4(self->dev, true, KVOD_PROTO_RDMA,
+					    RXE_ADDR, 7481));
+	ASSERT_EQ(0, kvod_push_loop(self->dev, "base1", 5010, &self->push));
 }
 
 FIXTURE_TEARDOWN(fault)
@@ -724,34 +670,36 @@ static int check_rdma_addr(fault_t *f)
 
 static int http_on(fault_t *f)
 {
-	return do_listen(f->dev, true, KVOD_PROTO_HTTP, "127.0.0.1", 8082);
+	return kvod_listen_v4(f->dev, true, KVOD_PROTO_HTTP, "127.0.0.1",
+			      8082);
 }
 
 static int http_off(fault_t *f)
 {
-	return do_listen(f->dev, false, KVOD_PROTO_HTTP, "127.0.0.1", 8082);
+	return kvod_listen_v4(f->dev, false, KVOD_PROTO_HTTP, "127.0.0.1",
+			      8082);
 }
 
 static int rdma_any_on(fault_t *f)
 {
-	return do_listen(f->dev, true, KVOD_PROTO_RDMA, "0.0.0.0", 7482);
+	return kvod_listen_v4(f->dev, true, KVOD_PROTO_RDMA, "0.0.0.0", 7482);
 }
 
 static int rdma_any_off(fault_t *f)
 {
-	return do_listen(f->dev, false, KVOD_PROTO_RDMA, "0.0.0.0", 7482);
+	return kvod_listen_v4(f->dev, false, KVOD_PROTO_RDMA, "0.0.0.0", 7482);
 }
 
 static int rdma_addr_on(fault_t *f)
 {
-	return do_listen(f->dev, true, KVOD_PROTO_RDMA,
-			 have_rxe ? RXE_ADDR : "127.0.0.1", 7483);
+	return kvod_listen_v4(f->dev, true, KVOD_PROTO_RDMA,
+			      have_rxe ? RXE_ADDR : "127.0.0.1", 7483);
 }
 
 static int rdma_addr_off(fault_t *f)
 {
-	return do_listen(f->dev, false, KVOD_PROTO_RDMA,
-			 have_rxe ? RXE_ADDR : "127.0.0.1", 7483);
+	return kvod_listen_v4(f->dev, false, KVOD_PROTO_RDMA,
+			      have_rxe ? RXE_ADDR : "127.0.0.1", 7483);
 }
 
 /*
@@ -799,12 +747,12 @@ TEST_F_TIMEOUT(fault, rdma_listen_unlisten_addr, 600)
 
 static int push_on(fault_t *f)
 {
-	return do_push(f->dev, "base2", 5012, &f->push);
+	return kvod_push_loop(f->dev, "base2", 5012, &f->push);
 }
 
 static int push_off(fault_t *f)
 {
-	return do_stop(f->dev, f->push);
+	return kvod_push_stop(f->dev, f->push);
 }
 
 TEST_F_TIMEOUT(fault, push_start_stop, 600)

@@ -115,21 +115,126 @@ static inline int kvod_stats(int dev, struct kvod_stats *st)
 	return kvod_ioctl(dev, KVOD_IOC_STATS, st);
 }
 
-static inline int kvod_list(int dev, struct kvod_movie_info *entries,
-			    __u32 room, __u32 *count, __u32 *filled)
+/*
+ * One of the three LISTs (@cmd: MOVIE_LIST, LISTENER_LIST or PUSH_LIST)
+ * into @room entries of @esize bytes at @entries. On success @count and
+ * @filled (either may be NULL) are set as the kernel returned them.
+ */
+static inline int kvod_list_of(int dev, unsigned long cmd, void *entries,
+			       __u32 esize, __u32 room, __u32 *count,
+			       __u32 *filled)
 {
 	struct kvod_movie_list l = {
 		.size = sizeof(l),
 		.count = room,
-		.entry_size = sizeof(*entries),
+		.entry_size = esize,
 		.entries = (uintptr_t)entries,
 	};
-	int ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_LIST, &l);
+	int ret = kvod_ioctl(dev, cmd, &l);
 
-	if (!ret) {
+	if (!ret && count)
 		*count = l.count;
+	if (!ret && filled)
 		*filled = l.filled;
-	}
+	return ret;
+}
+
+static inline int kvod_list(int dev, struct kvod_movie_info *entries,
+			    __u32 room, __u32 *count, __u32 *filled)
+{
+	return kvod_list_of(dev, KVOD_IOC_MOVIE_LIST, entries,
+			    sizeof(*entries), room, count, filled);
+}
+
+/* LISTEN (@on) or UNLISTEN @proto on the IPv4 address @ip, port @port. */
+static inline int kvod_listen_v4(int dev, bool on, __u32 proto,
+				 const char *ip, __u16 port)
+{
+	struct kvod_listen l = { .size = sizeof(l), .proto = proto };
+
+	kvod_sockaddr_v4(&l.addr, ip, port);
+	return kvod_ioctl(dev, on ? KVOD_IOC_LISTEN : KVOD_IOC_UNLISTEN, &l);
+}
+
+/*
+ * A push of @name to 127.0.0.1:@port that loops until it is stopped, at
+ * the lowest rate (a packet a second, whatever the movie's bitrate); its
+ * id in @id.
+ */
+static inline int kvod_push_loop(int dev, const char *name, __u16 port,
+				 __u32 *id)
+{
+	struct kvod_push_start p = {
+		.size = sizeof(p),
+		.opts = KVOD_PUSH_LOOP,
+		.rate = 10000,
+	};
+	int ret;
+
+	kvod_set_name(p.name, name);
+	kvod_sockaddr_v4(&p.dst, "127.0.0.1", port);
+	ret = kvod_ioctl(dev, KVOD_IOC_PUSH_START, &p);
+	if (!ret)
+		*id = p.id;
+	return ret;
+}
+
+static inline int kvod_push_stop(int dev, __u32 id)
+{
+	struct kvod_push_ref r = { .size = sizeof(r), .id = id };
+
+	return kvod_ioctl(dev, KVOD_IOC_PUSH_STOP, &r);
+}
+
+/* The inode number of the caller's network namespace (0 if unknown). */
+static inline __u32 kvod_netns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (__u32)st.st_ino;
+}
+
+/*
+ * Stops every push, and every listener of the caller's network namespace
+ * (UNLISTEN cannot reach the others); 0 or the first error. A push that
+ * ended by itself after it was listed is no error.
+ */
+static inline int kvod_stop_all(int dev)
+{
+	struct kvod_listener_info l[16];
+	struct kvod_push_info p[16];
+	__u32 netns = kvod_netns();
+	__u32 count, filled, i, done;
+	int ret;
+
+	do {
+		ret = kvod_list_of(dev, KVOD_IOC_PUSH_LIST, p, sizeof(p[0]),
+				   16, &count, &filled);
+		for (i = 0; !ret && i < filled; i++) {
+			ret = kvod_push_stop(dev, p[i].id);
+			if (ret == ENOENT)
+				ret = 0;
+		}
+	} while (!ret && count > filled);
+	if (ret)
+		return ret;
+
+	do {
+		ret = kvod_list_of(dev, KVOD_IOC_LISTENER_LIST, l, sizeof(l[0]),
+				   16, &count, &filled);
+		for (i = 0, done = 0; !ret && i < filled; i++) {
+			struct kvod_listen u = {
+				.size = sizeof(u),
+				.proto = l[i].proto,
+				.addr = l[i].addr,
+			};
+
+			if (l[i].netns != netns)
+				continue;
+			ret = kvod_ioctl(dev, KVOD_IOC_UNLISTEN, &u);
+			done++;
+		}
+	} while (!ret && count > filled && done);
 	return ret;
 }
 
