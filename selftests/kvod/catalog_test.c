@@ -2240,16 +2240,6 @@ TEST_F(abi, arg_readonly)
 }
 
 /*
- * A kvod bug, not the test's: PUSH_START starts the push before the id is
- * written back (kmod/dev.c copies out after the handler), so its EFAULT
- * leaves a push running, listed and holding its movie, under an id the
- * caller never learnt. The teardown stops it. Drop this line once
- * PUSH_START undoes the start when the copy-out fails: the harness counts
- * an XPASS as a pass, so nothing else will tell.
- */
-XFAIL_ADD(abi, push_start, arg_readonly);
-
-/*
  * A caller without CAP_NET_ADMIN (on a file opened with it): changes fail
  * with EPERM, queries work; neither changes anything.
  */
