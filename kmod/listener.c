@@ -27,6 +27,7 @@
 #include <linux/mutex.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 
 #include "kvod.h"
@@ -81,10 +82,14 @@ int kvod_sockaddr_to_kernel(const struct kvod_sockaddr *ua,
 	case AF_INET6: {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 
+		memcpy(&sin6->sin6_addr, ua->addr, 16);
+		/* A scope only where the address needs one (link-local). */
+		if (ua->scope_id &&
+		    !__ipv6_addr_needs_scope_id(__ipv6_addr_type(&sin6->sin6_addr)))
+			return -EINVAL;
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_port = htons(ua->port);
 		sin6->sin6_scope_id = ua->scope_id;
-		memcpy(&sin6->sin6_addr, ua->addr, 16);
 		if (len)
 			*len = sizeof(*sin6);
 		return 0;

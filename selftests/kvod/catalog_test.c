@@ -1096,6 +1096,36 @@ TEST_F(kvod, push_start_ignores_id_on_input)
 	EXPECT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_PUSH_STOP, &r));
 }
 
+/*
+ * An IPv6 scope belongs to link-local addresses only (the uapi header):
+ * LISTEN and PUSH_START on ::1 with one are EINVAL and change nothing.
+ */
+TEST_F(kvod, ipv6_scope_only_where_needed)
+{
+	struct kvod_listen l = { .size = sizeof(l), .proto = KVOD_PROTO_HTTP };
+	struct kvod_push_start p = { .size = sizeof(p), .rate = 10000 };
+	struct kvod_listener_info li[2];
+	struct kvod_push_info pi[2];
+	__u32 count;
+
+	add_keep(_metadata, self->dev);
+	l.addr.family = AF_INET6;
+	l.addr.port = 8094;
+	l.addr.addr[15] = 1;
+	l.addr.scope_id = 1;
+	EXPECT_EQ(EINVAL, kvod_ioctl(self->dev, KVOD_IOC_LISTEN, &l));
+	kvod_set_name(p.name, "keep");
+	p.dst = l.addr;
+	p.dst.port = 5094;
+	EXPECT_EQ(EINVAL, kvod_ioctl(self->dev, KVOD_IOC_PUSH_START, &p));
+	ASSERT_EQ(0, kvod_list_of(self->dev, KVOD_IOC_LISTENER_LIST, li,
+				  sizeof(li[0]), 2, &count, NULL));
+	EXPECT_EQ(0U, count);
+	ASSERT_EQ(0, kvod_list_of(self->dev, KVOD_IOC_PUSH_LIST, pi,
+				  sizeof(pi[0]), 2, &count, NULL));
+	EXPECT_EQ(0U, count);
+}
+
 /* --- LIST ----------------------------------------------------------- */
 
 static void add_names(struct __test_metadata *_metadata, int dev,
