@@ -2,21 +2,19 @@
 /*
  * Listeners: the listen and unlisten commands, and how list shows them.
  *
- * An endpoint is written [ADDR:]PORT: "8080" (every IPv4 address),
- * "127.0.0.1:8080", "[::1]:8080" or "[::]:8080" (IPv6 only). The listener
- * lives in the network namespace kvodctl runs in (ip netns exec NS
- * kvodctl listen ...).
+ * An endpoint is written as tools/lib/endpoint.c reads it, [ADDR:]PORT:
+ * "8080" (every IPv4 address), "127.0.0.1:8080", "[::1]:8080",
+ * "[::]:8080" (IPv6 only) or "[fe80::1%eth0]:8080". The listener lives in
+ * the network namespace kvodctl runs in (ip netns exec NS kvodctl
+ * listen ...).
  */
 #include "kvodctl.h"
+#include "lib/endpoint.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 static const char *const proto_names[] = {
@@ -71,76 +69,6 @@ static int parse_proto(const char *s, __u32 *proto)
 	return -1;
 }
 
-static int parse_port(const char *s, __u16 *port)
-{
-	char *end;
-	unsigned long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v == 0 || v > 65535)
-		return -1;
-	*port = v;
-	return 0;
-}
-
-/* [ADDR:]PORT into @sa; see the top of the file. */
-static int parse_endpoint(const char *s, struct kvod_sockaddr *sa)
-{
-	char host[INET6_ADDRSTRLEN + IF_NAMESIZE + 2];
-	const char *colon, *pct;
-	size_t len;
-
-	memset(sa, 0, sizeof(*sa));
-	if (*s == '[') {
-		colon = strstr(s, "]:");
-		if (!colon || (size_t)(colon - s - 1) >= sizeof(host))
-			return -1;
-		len = colon - s - 1;
-		memcpy(host, s + 1, len);
-		host[len] = '\0';
-		pct = strchr(host, '%');
-		if (pct) {
-			sa->scope_id = if_nametoindex(pct + 1);
-			if (!sa->scope_id)
-				return -1;
-			host[pct - host] = '\0';
-		}
-		sa->family = AF_INET6;
-		if (inet_pton(AF_INET6, host, sa->addr) != 1)
-			return -1;
-		return parse_port(colon + 2, &sa->port);
-	}
-	sa->family = AF_INET;
-	colon = strrchr(s, ':');
-	if (!colon)
-		return parse_port(s, &sa->port);
-	len = colon - s;
-	if (len >= sizeof(host))
-		return -1;
-	memcpy(host, s, len);
-	host[len] = '\0';
-	if (inet_pton(AF_INET, host, sa->addr) != 1)
-		return -1;
-	return parse_port(colon + 1, &sa->port);
-}
-
-static void format_endpoint(const struct kvod_sockaddr *sa, char *buf,
-			    size_t size)
-{
-	char host[INET6_ADDRSTRLEN];
-
-	if (sa->family == AF_INET6) {
-		inet_ntop(AF_INET6, sa->addr, host, sizeof(host));
-		snprintf(buf, size, "[%s]:%u", host, sa->port);
-	} else {
-		inet_ntop(AF_INET, sa->addr, host, sizeof(host));
-		snprintf(buf, size, "%s:%u", host, sa->port);
-	}
-}
-
 /* listen|unlisten PROTO [ADDR:]PORT */
 static int listen_cmd(const struct kvodctl_args *a, unsigned long req)
 {
@@ -154,7 +82,7 @@ static int listen_cmd(const struct kvodctl_args *a, unsigned long req)
 			a->pos[0]);
 		return EXIT_USAGE;
 	}
-	if (parse_endpoint(a->pos[1], &l.addr)) {
+	if (kvod_parse_endpoint(a->pos[1], false, &l.addr)) {
 		err_msg("%s %s: not [ADDR:]PORT", a->cmd, a->pos[1]);
 		return EXIT_USAGE;
 	}
@@ -202,14 +130,14 @@ static void print_other(const struct kvod_listener_info *l)
 
 void show_listener_table(const struct kvod_listener_info *v, size_t n)
 {
-	char ep[INET6_ADDRSTRLEN + 16];
+	char ep[KVOD_ENDPOINT_MAX];
 	size_t i;
 
 	printf("%-5s  %-24s  %10s  %8s  %6s  %7s  %14s  %s\n", "PROTO",
 	       "ADDRESS", "NETNS", "ACCEPTED", "ACTIVE", "REFUSED", "BYTES",
 	       "OTHER");
 	for (i = 0; i < n; i++) {
-		format_endpoint(&v[i].addr, ep, sizeof(ep));
+		kvod_format_endpoint(&v[i].addr, ep, sizeof(ep));
 		printf("%-5s  %-24s  %10u  %8llu  %6llu  %7llu  %14llu  ",
 		       proto_name(v[i].proto), ep, v[i].netns,
 		       v[i].counters[KVOD_LC_ACCEPTED],
@@ -224,7 +152,7 @@ void show_listener_table(const struct kvod_listener_info *v, size_t n)
 void show_listeners_json(struct json *j, const char *key,
 			 const struct kvod_listener_info *v, size_t n)
 {
-	char ep[INET6_ADDRSTRLEN + 16];
+	char ep[KVOD_ENDPOINT_MAX];
 	const char *p;
 	size_t i;
 	int k;
@@ -234,7 +162,7 @@ void show_listeners_json(struct json *j, const char *key,
 		json_obj_begin(j, NULL);
 		p = proto_name(v[i].proto);
 		json_str(j, "proto", p, strlen(p));
-		format_endpoint(&v[i].addr, ep, sizeof(ep));
+		kvod_format_endpoint(&v[i].addr, ep, sizeof(ep));
 		json_str(j, "address", ep, strlen(ep));
 		json_u64(j, "netns", v[i].netns);
 		json_obj_begin(j, "counters");

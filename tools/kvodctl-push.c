@@ -10,8 +10,8 @@
  * kvodctl runs in. push prints the new push's id; stop ID ends it.
  */
 #include "kvodctl.h"
+#include "lib/endpoint.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -19,58 +19,20 @@
 #include <string.h>
 #include <unistd.h>
 
-/* udp://HOST:PORT into @sa. */
+/* udp://ENDPOINT (tools/lib/endpoint.c; a host is needed) into @sa. */
 static int parse_udp_url(const char *s, struct kvod_sockaddr *sa)
 {
-	char host[INET6_ADDRSTRLEN];
-	const char *colon, *h;
-	unsigned long port;
-	size_t len;
-	char *end;
-
-	memset(sa, 0, sizeof(*sa));
 	if (strncmp(s, "udp://", 6))
 		return -1;
-	h = s + 6;
-	if (*h == '[') {
-		colon = strstr(h, "]:");
-		if (!colon)
-			return -1;
-		len = colon - h - 1;
-		h++;
-		colon++;
-		sa->family = AF_INET6;
-	} else {
-		colon = strrchr(h, ':');
-		if (!colon)
-			return -1;
-		len = colon - h;
-		sa->family = AF_INET;
-	}
-	if (len == 0 || len >= sizeof(host))
-		return -1;
-	memcpy(host, h, len);
-	host[len] = '\0';
-	if (inet_pton(sa->family, host, sa->addr) != 1)
-		return -1;
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (colon[1] < '0' || colon[1] > '9' || errno || *end || !port ||
-	    port > 65535)
-		return -1;
-	sa->port = port;
-	return 0;
+	return kvod_parse_endpoint(s + 6, true, sa);
 }
 
 static void format_url(const struct kvod_sockaddr *sa, char *buf, size_t size)
 {
-	char host[INET6_ADDRSTRLEN];
+	char ep[KVOD_ENDPOINT_MAX];
 
-	inet_ntop(sa->family, sa->addr, host, sizeof(host));
-	if (sa->family == AF_INET6)
-		snprintf(buf, size, "udp://[%s]:%u", host, sa->port);
-	else
-		snprintf(buf, size, "udp://%s:%u", host, sa->port);
+	kvod_format_endpoint(sa, ep, sizeof(ep));
+	snprintf(buf, size, "udp://%s", ep);
 }
 
 /* push NAME udp://HOST:PORT [--rate RATE] [--loop] [--window MS] [--tai] */
@@ -152,7 +114,7 @@ static const char *push_opts(__u32 opts)
 
 void show_push_table(const struct kvod_push_info *v, size_t n)
 {
-	char url[INET6_ADDRSTRLEN + 16];
+	char url[KVOD_ENDPOINT_MAX + 8];
 	size_t i;
 
 	printf("%-4s  %-20s  %-30s  %10s  %12s  %10s  %5s  %6s  %s\n", "PUSH",
@@ -170,7 +132,7 @@ void show_push_table(const struct kvod_push_info *v, size_t n)
 void show_pushes_json(struct json *j, const char *key,
 		      const struct kvod_push_info *v, size_t n)
 {
-	char url[INET6_ADDRSTRLEN + 16];
+	char url[KVOD_ENDPOINT_MAX + 8];
 	size_t i;
 
 	json_arr_begin(j, key);

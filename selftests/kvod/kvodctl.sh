@@ -431,6 +431,19 @@ for n in "slash:a/b" "dot:." "dotdot:.." "space:a b" "star:x*" \
 		"$REPO/Makefile"
 	add_test "del_bad_name_${n%%:*}" t_refused_any del "${n#*:}"
 done
+# Endpoints (tools/lib/endpoint.c, unit-tested on the host): a bad one is
+# kvodctl's to refuse; a scope where the address needs none, the kernel's.
+for e in "0" "65536" "80x" "localhost:80" "::1:80" "[::1]" "[::1]:" \
+	 "[fe80::1%kvodnoif0]:80"; do
+	add_test "listen_bad_endpoint_$e" t_refused 2 \
+		"kvodctl: listen $e: not [ADDR:]PORT" listen http "$e"
+done
+add_test listen_scope_not_needed t_refused 1 "kvodctl: listen [::1%lo]:8080: " \
+	listen http "[::1%lo]:8080"
+for u in "udp://5004" "rtp://127.0.0.1:5004" "udp://[::1]" "127.0.0.1:5004"; do
+	add_test "push_bad_url_$u" t_refused 2 "kvodctl: push $u: not udp://HOST:PORT" \
+		push m1 "$u"
+done
 add_test del t_del
 add_test del_all t_del_all
 add_test unload t_unload
