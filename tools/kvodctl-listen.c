@@ -9,6 +9,7 @@
  * listen ...).
  */
 #include "kvodctl.h"
+#include "lib/counters.h"
 #include "lib/endpoint.h"
 
 #include <fcntl.h>
@@ -20,30 +21,6 @@
 static const char *const proto_names[] = {
 	[KVOD_PROTO_HTTP] = "http",
 	[KVOD_PROTO_RDMA] = "rdma",
-};
-
-/* enum kvod_listener_counter, as list names them */
-static const char *const counter_names[KVOD_LC_NR] = {
-	[KVOD_LC_ACCEPTED] = "accepted",
-	[KVOD_LC_ACTIVE] = "active",
-	[KVOD_LC_REFUSED] = "refused",
-	[KVOD_LC_BYTES] = "bytes",
-	[KVOD_LC_HTTP_200] = "200",
-	[KVOD_LC_HTTP_206] = "206",
-	[KVOD_LC_HTTP_400] = "400",
-	[KVOD_LC_HTTP_404] = "404",
-	[KVOD_LC_HTTP_405] = "405",
-	[KVOD_LC_HTTP_408] = "408",
-	[KVOD_LC_HTTP_416] = "416",
-	[KVOD_LC_HTTP_431] = "431",
-	[KVOD_LC_HTTP_503] = "503",
-	[KVOD_LC_HTTP_505] = "505",
-	[KVOD_LC_TIMEOUTS] = "timeouts",
-	[KVOD_LC_REJ_NOT_FOUND] = "rej_not_found",
-	[KVOD_LC_REJ_BUSY] = "rej_busy",
-	[KVOD_LC_REJ_VERSION] = "rej_version",
-	[KVOD_LC_REJ_BAD_REQUEST] = "rej_bad_request",
-	[KVOD_LC_DEVICES] = "devices",
 };
 
 /* The counters the table has columns for; the rest go in OTHER. */
@@ -121,7 +98,7 @@ static void print_other(const struct kvod_listener_info *l)
 	for (i = TABLE_COUNTERS; i < KVOD_LC_NR; i++) {
 		if (!l->counters[i])
 			continue;
-		printf("%s%s:%llu", sep, counter_names[i], l->counters[i]);
+		printf("%s%s:%llu", sep, kvod_counter_names[i], l->counters[i]);
 		sep = " ";
 	}
 	if (!*sep)
@@ -167,7 +144,7 @@ void show_listeners_json(struct json *j, const char *key,
 		json_u64(j, "netns", v[i].netns);
 		json_obj_begin(j, "counters");
 		for (k = 0; k < KVOD_LC_NR; k++)
-			json_u64(j, counter_names[k], v[i].counters[k]);
+			json_u64(j, kvod_counter_names[k], v[i].counters[k]);
 		json_obj_end(j);
 		json_obj_end(j);
 	}

@@ -5,9 +5,9 @@
  *
  *   rdma_ctl listen ADDR PORT		KVOD_IOC_LISTEN, proto RDMA
  *   rdma_ctl unlisten ADDR PORT
- *   rdma_ctl counter ADDR PORT NAME	one counter of that RDMA listener:
- *	accepted active refused bytes not_found busy version bad_request
- *	devices
+ *   rdma_ctl counter ADDR PORT NAME	one counter of that RDMA listener,
+ *	named as kvodctl names it (tools/lib/counters.c): accepted, active,
+ *	rej_busy, devices, ...
  *   rdma_ctl counters			every RDMA listener, one line each
  *   rdma_ctl clients NAME		the movie's active_clients
  *
@@ -15,26 +15,17 @@
  * Exit 0 on success; 1 with one line on stderr on failure; 2 on misuse.
  */
 #include "kvod_util.h"
+#include "lib/counters.h"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-static const struct {
-	const char *name;
-	enum kvod_listener_counter idx;
-} counters[] = {
-	{ "accepted", KVOD_LC_ACCEPTED },
-	{ "active", KVOD_LC_ACTIVE },
-	{ "refused", KVOD_LC_REFUSED },
-	{ "bytes", KVOD_LC_BYTES },
-	{ "not_found", KVOD_LC_REJ_NOT_FOUND },
-	{ "busy", KVOD_LC_REJ_BUSY },
-	{ "version", KVOD_LC_REJ_VERSION },
-	{ "bad_request", KVOD_LC_REJ_BAD_REQUEST },
-	{ "devices", KVOD_LC_DEVICES },
+/* What "counters" prints: the counters an RDMA listener keeps. */
+static const enum kvod_listener_counter rdma_counters[] = {
+	KVOD_LC_ACCEPTED, KVOD_LC_ACTIVE, KVOD_LC_REFUSED, KVOD_LC_BYTES,
+	KVOD_LC_REJ_NOT_FOUND, KVOD_LC_REJ_BUSY, KVOD_LC_REJ_VERSION,
+	KVOD_LC_REJ_BAD_REQUEST, KVOD_LC_DEVICES,
 };
-
-#define NR_COUNTERS (sizeof(counters) / sizeof(counters[0]))
 
 static int fail(const char *what, int err)
 {
@@ -92,23 +83,21 @@ static void print_listener(const struct kvod_listener_info *li)
 
 	inet_ntop(li->addr.family, li->addr.addr, buf, sizeof(buf));
 	printf("%s %u", buf, li->addr.port);
-	for (size_t i = 0; i < NR_COUNTERS; i++)
-		printf(" %s=%llu", counters[i].name,
-		       (unsigned long long)li->counters[counters[i].idx]);
+	for (size_t i = 0; i < sizeof(rdma_counters) / sizeof(*rdma_counters);
+	     i++)
+		printf(" %s=%llu", kvod_counter_names[rdma_counters[i]],
+		       (unsigned long long)li->counters[rdma_counters[i]]);
 	printf("\n");
 }
 
 static int counter(int dev, const struct kvod_sockaddr *ka, const char *name)
 {
 	struct kvod_listener_info *li = NULL;
+	int c = kvod_counter_index(name);
 	__u32 nr = 0, i;
-	size_t c;
 	int ret;
 
-	for (c = 0; c < NR_COUNTERS; c++)
-		if (!strcmp(counters[c].name, name))
-			break;
-	if (c == NR_COUNTERS)
+	if (c < 0)
 		return 2;
 	ret = listeners(dev, &li, &nr);
 	if (ret)
@@ -119,7 +108,7 @@ static int counter(int dev, const struct kvod_sockaddr *ka, const char *name)
 		    li[i].addr.port == ka->port &&
 		    !memcmp(li[i].addr.addr, ka->addr, sizeof(ka->addr))) {
 			printf("%llu\n", (unsigned long long)
-			       li[i].counters[counters[c].idx]);
+			       li[i].counters[c]);
 			free(li);
 			return 0;
 		}

@@ -49,7 +49,7 @@ check_eq "kvod-fetch refuses a name too long for an IB connect request" \
 	"kvod-fetch: movie name '$(printf 'a%.0s' $(seq 48))' is 48 bytes; over RDMA (IB/RoCE connect requests) names are at most 47" \
 	"$("$KVOD_FETCH" "$RDMA_URL/$(printf 'a%.0s' $(seq 48))" 2>&1 >/dev/null)"
 check_eq "rejects counted by reason (bad_request version not_found)" "7 1 1" \
-	"$(rdma_counter bad_request) $(rdma_counter version) $(rdma_counter not_found)"
+	"$(rdma_counter rej_bad_request) $(rdma_counter rej_version) $(rdma_counter rej_not_found)"
 
 # A reader of beta keeps reading while the hostile client works.
 "$KVOD_FETCH" -q --rate 20M --cache 100 -o "$RDMA_TMP/bystander" \

@@ -57,7 +57,7 @@ check_eq "a third connection from the address: rejected, said clearly" \
 	"kvod-fetch: small: too many connections from this address" \
 	"$("$KVOD_FETCH" -q "$RDMA_URL/small" 2>&1 >/dev/null)"
 check_eq "counted as busy, nothing accepted for it" "1 2" \
-	"$(rdma_counter busy) $(rdma_counter accepted)"
+	"$(rdma_counter rej_busy) $(rdma_counter accepted)"
 echo 0 >"$P/rdma_max_conns_per_addr"
 check_eq "rdma_max_conns_per_addr=0: no per-address limit" "$want" \
 	"$("$KVOD_FETCH" -q "$RDMA_URL/small" | sha256sum)"

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tools/lib: the names of a listener's counters (enum
+ * kvod_listener_counter), as kvodctl prints them and the test helpers
+ * take them.
+ */
+#ifndef KVOD_LIB_COUNTERS_H
+#define KVOD_LIB_COUNTERS_H
+
+#include <linux/kvod.h>
+
+extern const char *const kvod_counter_names[KVOD_LC_NR];
+
+int kvod_counter_index(const char *name);
+
+#endif /* KVOD_LIB_COUNTERS_H */
