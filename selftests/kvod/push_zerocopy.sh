@@ -29,9 +29,11 @@ ktap_plan 9
 KVODCTL=$KVOD_REPO/tools/kvodctl
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
+BACKLOG=$(sysctl -n net.core.netdev_max_backlog)
 cleanup() {
 	zc_probes_off 2>/dev/null
 	sysctl -qw net.core.rmem_max="$RMEM_MAX"
+	sysctl -qw net.core.netdev_max_backlog="$BACKLOG"
 	netns_down
 	rm -rf "$TMP"
 }
@@ -109,8 +111,13 @@ if ! modprobe -q sch_plug 2>/dev/null || ! qd add root plug limit 10000000; then
 	done
 else
 	qd change root plug block
-	rx "$TXRECV" -p 5012 -R $((RATE2 / (1316 * 8))) -n "$NPKT2" -t 60000 \
-		-T 120000 -P "$TMP/rx2.ts" >"$TMP/rx2" &
+	# The plug lets every held packet go at once, through the veth into
+	# the receiving CPU's backlog: make room for all of them, and give
+	# the receiver the time a debug kernel needs.
+	sysctl -qw net.core.netdev_max_backlog=10000
+	rx "$TXRECV" -p 5012 -R $((RATE2 / (1316 * 8))) -n "$NPKT2" \
+		-t $(($(time_limit 60) * 1000)) -T $(($(time_limit 120) * 1000)) \
+		-P "$TMP/rx2.ts" >"$TMP/rx2" &
 	rxpid=$!
 	wait_for 30 grep -q listening "$TMP/rx2" ||
 		ktap_print_msg "txrecv did not start"
