@@ -264,9 +264,12 @@ struct kvod_ioctl {
 	void (*undo)(union kvod_ioctl_arg *arg);
 };
 
-#define KVOD_IOCTL(_cmd, _type, _ver0, _change, _out, _fn)		\
+#define KVOD_IOCTL_UNDO(_cmd, _type, _ver0, _change, _out, _fn, _undo)	\
 	{ .cmd = (_cmd), .ksize = sizeof(_type), .ver0 = (_ver0),	\
-	  .change = (_change), .copy_out = (_out), .fn = (_fn) }
+	  .change = (_change), .copy_out = (_out), .fn = (_fn),	\
+	  .undo = (_undo) }
+#define KVOD_IOCTL(_cmd, _type, _ver0, _change, _out, _fn)		\
+	KVOD_IOCTL_UNDO(_cmd, _type, _ver0, _change, _out, _fn, NULL)
 
 static const struct kvod_ioctl kvod_ioctls[] = {
 	KVOD_IOCTL(KVOD_IOC_MOVIE_ADD, struct kvod_movie_add,
@@ -285,9 +288,9 @@ static const struct kvod_ioctl kvod_ioctls[] = {
 		   KVOD_LISTEN_SIZE_VER0, true, false, ioc_unlisten),
 	KVOD_IOCTL(KVOD_IOC_LISTENER_LIST, struct kvod_movie_list,
 		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_listener_list),
-	{ .cmd = KVOD_IOC_PUSH_START, .ksize = sizeof(struct kvod_push_start),
-	  .ver0 = KVOD_PUSH_START_SIZE_VER0, .change = true, .copy_out = true,
-	  .fn = ioc_push_start, .undo = ioc_push_start_undo },
+	KVOD_IOCTL_UNDO(KVOD_IOC_PUSH_START, struct kvod_push_start,
+			KVOD_PUSH_START_SIZE_VER0, true, true, ioc_push_start,
+			ioc_push_start_undo),
 	KVOD_IOCTL(KVOD_IOC_PUSH_STOP, struct kvod_push_ref,
 		   KVOD_PUSH_REF_SIZE_VER0, true, false, ioc_push_stop),
 	KVOD_IOCTL(KVOD_IOC_PUSH_LIST, struct kvod_movie_list,
