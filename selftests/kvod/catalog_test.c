@@ -1677,68 +1677,37 @@ FIXTURE_VARIANT(abi) {
 	bool changes;		/* changes state (needs CAP_NET_ADMIN) */
 };
 
-FIXTURE_VARIANT_ADD(abi, add) {
-	.kind = K_ADD, .cmd = KVOD_IOC_MOVIE_ADD,
-	.ver0 = KVOD_MOVIE_ADD_SIZE_VER0,
-	.ksize = sizeof(struct kvod_movie_add), .writes = false,
-	.changes = true,
-};
-FIXTURE_VARIANT_ADD(abi, del) {
-	.kind = K_DEL, .cmd = KVOD_IOC_MOVIE_DEL,
-	.ver0 = KVOD_MOVIE_REF_SIZE_VER0,
-	.ksize = sizeof(struct kvod_movie_ref), .writes = false,
-	.changes = true,
-};
-FIXTURE_VARIANT_ADD(abi, info) {
-	.kind = K_INFO, .cmd = KVOD_IOC_MOVIE_INFO,
-	.ver0 = KVOD_MOVIE_INFO_SIZE_VER0,
-	.ksize = sizeof(struct kvod_movie_info), .writes = true,
-};
-FIXTURE_VARIANT_ADD(abi, list) {
-	.kind = K_LIST, .cmd = KVOD_IOC_MOVIE_LIST,
-	.ver0 = KVOD_MOVIE_LIST_SIZE_VER0,
-	.ksize = sizeof(struct kvod_movie_list), .writes = true,
-};
-FIXTURE_VARIANT_ADD(abi, stats) {
-	.kind = K_STATS, .cmd = KVOD_IOC_STATS,
-	.ver0 = KVOD_STATS_SIZE_VER0,
-	.ksize = sizeof(struct kvod_stats), .writes = true,
-};
-FIXTURE_VARIANT_ADD(abi, listen) {
-	.kind = K_LISTEN, .cmd = KVOD_IOC_LISTEN,
-	.ver0 = KVOD_LISTEN_SIZE_VER0,
-	.ksize = sizeof(struct kvod_listen), .writes = false,
-	.changes = true,
-};
-FIXTURE_VARIANT_ADD(abi, unlisten) {
-	.kind = K_UNLISTEN, .cmd = KVOD_IOC_UNLISTEN,
-	.ver0 = KVOD_LISTEN_SIZE_VER0,
-	.ksize = sizeof(struct kvod_listen), .writes = false,
-	.changes = true,
-};
-FIXTURE_VARIANT_ADD(abi, listener_list) {
-	.kind = K_LISTENER_LIST, .cmd = KVOD_IOC_LISTENER_LIST,
-	.ver0 = KVOD_MOVIE_LIST_SIZE_VER0,
-	.ksize = sizeof(struct kvod_movie_list), .writes = true,
-};
+/* The kernel's struct is the one the command number encodes. */
+#define ABI_VARIANT(_name, _kind, _cmd, _ver0, _writes, _changes)	\
+	FIXTURE_VARIANT_ADD(abi, _name) {				\
+		.kind = (_kind), .cmd = (_cmd), .ver0 = (_ver0),	\
+		.ksize = _IOC_SIZE(_cmd), .writes = (_writes),		\
+		.changes = (_changes),					\
+	}
+
+ABI_VARIANT(add, K_ADD, KVOD_IOC_MOVIE_ADD,
+	    KVOD_MOVIE_ADD_SIZE_VER0, false, true);
+ABI_VARIANT(del, K_DEL, KVOD_IOC_MOVIE_DEL,
+	    KVOD_MOVIE_REF_SIZE_VER0, false, true);
+ABI_VARIANT(info, K_INFO, KVOD_IOC_MOVIE_INFO,
+	    KVOD_MOVIE_INFO_SIZE_VER0, true, false);
+ABI_VARIANT(list, K_LIST, KVOD_IOC_MOVIE_LIST,
+	    KVOD_MOVIE_LIST_SIZE_VER0, true, false);
+ABI_VARIANT(stats, K_STATS, KVOD_IOC_STATS,
+	    KVOD_STATS_SIZE_VER0, true, false);
+ABI_VARIANT(listen, K_LISTEN, KVOD_IOC_LISTEN,
+	    KVOD_LISTEN_SIZE_VER0, false, true);
+ABI_VARIANT(unlisten, K_UNLISTEN, KVOD_IOC_UNLISTEN,
+	    KVOD_LISTEN_SIZE_VER0, false, true);
+ABI_VARIANT(listener_list, K_LISTENER_LIST, KVOD_IOC_LISTENER_LIST,
+	    KVOD_MOVIE_LIST_SIZE_VER0, true, false);
 /* @id is an output: PUSH_START writes back. */
-FIXTURE_VARIANT_ADD(abi, push_start) {
-	.kind = K_PUSH_START, .cmd = KVOD_IOC_PUSH_START,
-	.ver0 = KVOD_PUSH_START_SIZE_VER0,
-	.ksize = sizeof(struct kvod_push_start), .writes = true,
-	.changes = true,
-};
-FIXTURE_VARIANT_ADD(abi, push_stop) {
-	.kind = K_PUSH_STOP, .cmd = KVOD_IOC_PUSH_STOP,
-	.ver0 = KVOD_PUSH_REF_SIZE_VER0,
-	.ksize = sizeof(struct kvod_push_ref), .writes = false,
-	.changes = true,
-};
-FIXTURE_VARIANT_ADD(abi, push_list) {
-	.kind = K_PUSH_LIST, .cmd = KVOD_IOC_PUSH_LIST,
-	.ver0 = KVOD_MOVIE_LIST_SIZE_VER0,
-	.ksize = sizeof(struct kvod_movie_list), .writes = true,
-};
+ABI_VARIANT(push_start, K_PUSH_START, KVOD_IOC_PUSH_START,
+	    KVOD_PUSH_START_SIZE_VER0, true, true);
+ABI_VARIANT(push_stop, K_PUSH_STOP, KVOD_IOC_PUSH_STOP,
+	    KVOD_PUSH_REF_SIZE_VER0, false, true);
+ABI_VARIANT(push_list, K_PUSH_LIST, KVOD_IOC_PUSH_LIST,
+	    KVOD_MOVIE_LIST_SIZE_VER0, true, false);
 
 /* The LISTENER_LIST entry of an HTTP listener of ours on 127.0.0.1:@port. */
 static struct kvod_listener_info abi_listener(FIXTURE_DATA(abi) *self,
