@@ -66,7 +66,7 @@ size90() {
 rxe_setup || die "cannot set up rxe"
 modprobe -q -a ib_core rdma_cm
 insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
-"$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT" || die "cannot listen"
+"$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT" || die "cannot listen"
 head -c $((512 << 20)) /dev/urandom >"$RDMA_TMP/film"
 "$KVOD_HELPER" add film "$RDMA_TMP/film" || die "cannot add the movie"
 rm -f "$RDMA_TMP/film"

@@ -25,8 +25,8 @@
  * transfer; 2 bad usage. See Documentation/kvod-fetch.1.
  */
 #define _GNU_SOURCE
-#include "kvod-rdma.h"
 #include "lib/rate.h"
+#include "lib/rdma.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,7 +13,6 @@
 kvod_require_guest
 
 HTTP_DIR=$KVOD_REPO/selftests/kvod
-KVODCTL=$KVOD_REPO/tools/kvodctl
 # The system interpreter: a pyenv shim costs half a minute per start here.
 PY=/usr/bin/python3
 # shellcheck disable=SC2034 # used by the tests that source this
@@ -54,22 +53,12 @@ http_movie() {
 
 # http_counters ADDR PORT: a listener's counters, "name=value" a line.
 http_counters() {
-	"$KVODCTL" list --json |
-		jq -r --arg a "$1:$2" '
-			.listeners[] | select(.proto == "http" and .address == $a) |
-			.counters | to_entries[] | "\(.key)=\(.value)"'
+	listener_counters http "$1:$2"
 }
 
 # http_counter NAME: one counter of the listener ("active", "200", ...).
 http_counter() {
-	http_counters "$HTTP_ADDR" "$HTTP_PORT" | sed -n "s/^$1=//p"
-}
-
-# movie_field NAME COLUMN: a column of "kvodctl list" (CLIENTS, SERVED).
-movie_field() {
-	"$KVODCTL" list | awk -v n="$1" -v c="$2" '
-		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-		$1 == n { print $col[c] }'
+	listener_counter http "$HTTP_ADDR:$HTTP_PORT" "$1"
 }
 
 # sha FILE

@@ -55,7 +55,7 @@ http_movie big.ts 16 || ktap_bail_out "cannot register big.ts"
 
 # DEL mid-download.
 stalled 1
-check_eq "a download holds the movie" 1 "$(movie_field big.ts CLIENTS)"
+check_eq "a download holds the movie" 1 "$(movie_clients big.ts)"
 "$KVODCTL" del big.ts
 check_eq "DEL mid-download leaves a zombie" 1 "$(zombies)"
 resume

@@ -105,7 +105,7 @@ echo 60 >"$PARAMS/http_idle_timeout"
 
 wait_test 30 = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
-check_eq "no active client left on the movie" 0 "$(movie_field s.ts CLIENTS)"
+check_eq "no active client left on the movie" 0 "$(movie_clients s.ts)"
 
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
 kvod_unload

@@ -99,8 +99,8 @@ check_eq "HTTP/1.0 keep-alive honoured, then Connection: close" \
 # Counters.
 wait_test 20 = 0 http_counter active
 check_eq "no connection left open" 0 "$(http_counter active)"
-check_eq "no active client left on the movie" 0 "$(movie_field m.ts CLIENTS)"
-served=$(movie_field m.ts SERVED)
+check_eq "no active client left on the movie" 0 "$(movie_clients m.ts)"
+served=$(movie_field m.ts bytes_served)
 check_ok "bytes served counted ($served)" test "$served" -ge $((2 * size))
 check_ok "listener bytes match the movies'" test "$(http_counter bytes)" -ge "$served"
 

@@ -104,7 +104,7 @@ reader "$TMP/trickle" big.ts "$TMP/big.ts" --first 1048576 --chunk 65536 \
 	--interval 0.125 --ready "$TMP/t.ready" --go "$TMP/go" --give-up 150
 trickle_pid=$!
 wait_for 120 test -e "$TMP/n.ready" -a -e "$TMP/t.ready"
-check_eq "two downloads hold big.ts" 2 "$(movie_field big.ts CLIENTS)"
+check_eq "two downloads hold big.ts" 2 "$(movie_clients big.ts)"
 to0=$(http_counter timeouts)
 "$KVODCTL" del big.ts
 check_eq "DEL under them leaves a zombie" 1 "$(stat_field zombies)"

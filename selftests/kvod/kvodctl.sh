@@ -23,7 +23,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/ktap.sh
 . "$HERE/../lib/ktap.sh"
 REPO=$KVOD_REPO
-KVODCTL=${KVODCTL:-$REPO/tools/kvodctl}
 # $KVOD_KO: another build of the module to test (as for catalog_test).
 KO=${KVOD_KO:-${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko}
 HELPER=$HERE/kvod_helper

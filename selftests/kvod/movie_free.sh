@@ -19,7 +19,6 @@ kvod_require_guest
 ktap_header
 ktap_plan 5
 
-KVODCTL=$KVOD_REPO/tools/kvodctl
 T=/sys/kernel/tracing
 TMP=$(mktemp -d)
 # shellcheck disable=SC2317 # the EXIT trap runs it

@@ -19,7 +19,6 @@
 ktap_header
 ktap_plan 7
 
-KVODCTL=$KVOD_REPO/tools/kvodctl
 NS=push-ns-$$
 TMP=$(mktemp -d)
 cleanup() {

@@ -14,7 +14,6 @@
 ktap_header
 ktap_plan 27
 
-KVODCTL=$KVOD_REPO/tools/kvodctl
 TMP=$(mktemp -d)
 cleanup() {
 	netns_down

@@ -16,7 +16,6 @@
 ktap_header
 ktap_plan 6
 
-KVODCTL=$KVOD_REPO/tools/kvodctl
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
 cleanup() {

@@ -26,7 +26,6 @@
 ktap_header
 ktap_plan 9
 
-KVODCTL=$KVOD_REPO/tools/kvodctl
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
 BACKLOG=$(sysctl -n net.core.netdev_max_backlog)

@@ -35,7 +35,6 @@ RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
 # shellcheck disable=SC2034 # rxe.sh's movie_add and rdma_test_* use it
 RDMA_TMP=$RACE_TMP
 RACE_PIDS=()
-KVODCTL=$KVOD_REPO/tools/kvodctl
 KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
 
 race_cleanup() {

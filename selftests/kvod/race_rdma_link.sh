@@ -23,7 +23,7 @@ ktap_header
 ktap_plan 9
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start
-"$RDMA_CTL" listen 0.0.0.0 "$ANY_PORT" ||
+"$KVODCTL" listen rdma "0.0.0.0:$ANY_PORT" ||
 	ktap_bail_out "cannot listen on the wildcard address"
 movie_add film $((3 << 20 | 999)) || ktap_bail_out "cannot add film"
 
@@ -53,7 +53,7 @@ bound() {
 wait_for 10 bound
 check_eq "no connection and no reader left; the device is bound again" \
 	"0 0 1" \
-	"$(rdma_counter active) $("$RDMA_CTL" clients film) $(rdma_counter devices)"
+	"$(rdma_counter active) $(movie_clients film) $(rdma_counter devices)"
 check_eq "both listeners serve byte-exact again" "ok ok" \
 	"$(race_rdma "$RDMA_URL/film" "$RDMA_TMP/film") $(race_rdma "$ANY_URL/film" "$RDMA_TMP/film")"
 

@@ -40,9 +40,9 @@ clients() {
 relisten() {
 	local rc=0
 
-	"$RDMA_CTL" unlisten "$RXE_ADDR" "$RXE_PORT" || rc=1
+	"$KVODCTL" unlisten rdma "$RXE_EP" || rc=1
 	sleep "0.$((RANDOM % 5))"
-	"$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT" || rc=1
+	"$KVODCTL" listen rdma "$RXE_EP" || rc=1
 	return "$rc"
 }
 
@@ -52,7 +52,7 @@ for i in 1 2 3 4; do
 	race_check "rdma$i" "client loop $i: byte-exact or refused, never hung"
 done
 check_eq "no connection and no reader left" "0 0 0" \
-	"$(rdma_counter active) $("$RDMA_CTL" clients big) $("$RDMA_CTL" clients small)"
+	"$(rdma_counter active) $(movie_clients big) $(movie_clients small)"
 check_eq "the listener still serves byte-exact" ok \
 	"$(race_rdma "$RDMA_URL/big" "$RDMA_TMP/big")"
 
@@ -61,8 +61,8 @@ rm -f "$RACE_TMP"/*.out "$RDMA_TMP/rdma.err"
 clients
 (
 	while [ ! -e "$RACE_TMP/stop" ] && [ -e /sys/module/kvod ]; do
-		"$RDMA_CTL" unlisten "$RXE_ADDR" "$RXE_PORT" &&
-			"$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT"
+		"$KVODCTL" unlisten rdma "$RXE_EP" &&
+			"$KVODCTL" listen rdma "$RXE_EP"
 	done 2>/dev/null
 ) &
 RACE_PIDS+=($!)

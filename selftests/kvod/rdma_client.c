@@ -31,7 +31,7 @@
  * error", ...
  */
 #define _GNU_SOURCE
-#include "kvod-rdma.h"
+#include "lib/rdma.h"
 
 #include <endian.h>
 #include <errno.h>

@@ -87,7 +87,7 @@ check_eq "server intact: a normal client reads alpha" "$(sha256sum <"$RDMA_TMP/a
 	"$("$KVOD_FETCH" -q "$RDMA_URL/alpha" | sha256sum)"
 wait_test 10 = 0 rdma_counter active
 check_eq "every hostile connection released" "0 0 0" \
-	"$(rdma_counter active) $("$RDMA_CTL" clients alpha) $("$RDMA_CTL" clients beta)"
+	"$(rdma_counter active) $(movie_clients alpha) $(movie_clients beta)"
 
 rdma_test_stop
 ktap_finish

@@ -13,28 +13,28 @@
 . "$(dirname "$0")/../lib/ktap.sh"
 kvod_require_guest
 
-RDMA_CTL=$KVOD_REPO/selftests/kvod/rdma_ctl
 NS=kvodrdma$$
 trap 'ip netns del "$NS" 2>/dev/null' EXIT
 
 ktap_header
 ktap_plan 5
-[ -x "$RDMA_CTL" ] || ktap_bail_out "$RDMA_CTL not built (make selftests)"
+[ -x "$KVODCTL" ] || ktap_bail_out "$KVODCTL not built (make tools)"
 modprobe -q -a ib_core rdma_cm || ktap_bail_out "cannot load rdma_cm"
 kvod_load || ktap_bail_out "cannot load kvod.ko"
 { ip netns add "$NS" && ip -n "$NS" link set lo up; } ||
 	ktap_bail_out "cannot create a namespace"
 
-out=$(ip netns exec "$NS" "$RDMA_CTL" listen 0.0.0.0 7471 2>&1)
+out=$(ip netns exec "$NS" "$KVODCTL" listen rdma 0.0.0.0:7471 2>&1)
 rc=$?
 check_eq "LISTEN rdma in another namespace: EOPNOTSUPP" \
-	"1 rdma_ctl: listen: Operation not supported" "$rc $out"
-check_eq "no RDMA listener anywhere" "" "$("$RDMA_CTL" counters)"
+	"1 kvodctl: listen 0.0.0.0:7471: Operation not supported" "$rc $out"
+check_eq "no RDMA listener anywhere" "" "$(listeners rdma)"
 ip netns del "$NS"
 check_eq "the namespace is deleted; no RDMA listener is left" "" \
-	"$("$RDMA_CTL" counters)"
+	"$(listeners rdma)"
 check_ok "the initial namespace still listens and unlistens rdma" \
-	sh -c "'$RDMA_CTL' listen 0.0.0.0 7471 && '$RDMA_CTL' unlisten 0.0.0.0 7471"
+	sh -c "'$KVODCTL' listen rdma 0.0.0.0:7471 &&
+		'$KVODCTL' unlisten rdma 0.0.0.0:7471"
 kvod_unload
 check_eq "kvod unloads" no "$([ -d /sys/module/kvod ] && echo yes || echo no)"
 ktap_finish

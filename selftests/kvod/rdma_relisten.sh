@@ -56,9 +56,9 @@ for round in $(seq 10); do
 	clients 4
 	sleep 0.$((RANDOM % 10))
 	t0=$SECONDS
-	timeout 60 "$RDMA_CTL" unlisten "$RXE_ADDR" "$RXE_PORT" || slow=$((slow + 1))
+	timeout 60 "$KVODCTL" unlisten rdma "$RXE_EP" || slow=$((slow + 1))
 	[ $((SECONDS - t0)) -le 30 ] || slow=$((slow + 1))
-	timeout 60 "$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT" || slow=$((slow + 1))
+	timeout 60 "$KVODCTL" listen rdma "$RXE_EP" || slow=$((slow + 1))
 	reap
 	[ "$wrong" = 0 ] || ktap_print_msg "round $round: $wrong wrong output(s)"
 	bad=$((${bad:-0} + wrong))

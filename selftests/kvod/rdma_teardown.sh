@@ -56,7 +56,7 @@ kill -9 "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
 wait_test 10 = 0 rdma_counter active
 check_eq "killed mid-READ: its connection is released" "yes 0 0" \
-	"$alive $(rdma_counter active) $("$RDMA_CTL" clients film)"
+	"$alive $(rdma_counter active) $(movie_clients film)"
 [ "$alive" = yes ] || ktap_print_msg "victim: $(cat "$RDMA_TMP/victim.err")"
 check_eq "killed client: the server still serves byte-exact" "$want" \
 	"$("$KVOD_FETCH" -q "$RDMA_URL/film" | sha256sum)"
@@ -76,7 +76,7 @@ check_eq "every reader saw its connection end (exit 1) within 30 s" "4 yes" \
 ktap_print_msg "$(sort "$RDMA_TMP/readers.err" | uniq -c)"
 : >"$RDMA_TMP/readers.err"
 check_eq "connections released, listener waits for a device" "0 0 0" \
-	"$(rdma_counter active) $("$RDMA_CTL" clients film) $(rdma_counter devices)"
+	"$(rdma_counter active) $(movie_clients film) $(rdma_counter devices)"
 rxe_link_add || ktap_print_msg "cannot re-add $RXE_DEV"
 wait_test 10 = 1 rdma_counter devices
 check_eq "the listener binds the re-added device" 1 "$(rdma_counter devices)"

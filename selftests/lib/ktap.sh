@@ -35,6 +35,8 @@ fi
 . "$KTAP_HELPERS"
 # shellcheck source=selftests/lib/guest.sh
 . "$KTAP_LIB_DIR/guest.sh"
+# shellcheck source=selftests/lib/kvodctl.sh
+. "$KTAP_LIB_DIR/kvodctl.sh"
 
 ktap_header() {
 	ktap_print_header

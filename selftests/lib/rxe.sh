@@ -64,22 +64,23 @@ rxe_teardown() {
 # shellcheck disable=SC2034 # used by the scripts that source this
 KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch
 RDMA_CLIENT=$KVOD_REPO/selftests/kvod/rdma_client
-RDMA_CTL=$KVOD_REPO/selftests/kvod/rdma_ctl
+KVODCTL=${KVODCTL:-$KVOD_REPO/tools/kvodctl}
 KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
 # shellcheck disable=SC2034 # for the tests that source this
 RDMA_URL=rdma://$RXE_ADDR:$RXE_PORT
+RXE_EP=$RXE_ADDR:$RXE_PORT
 
 # rdma_test_start [KVOD_PARAMS...]: bail out unless all of it comes up.
 rdma_test_start() {
 	local f
 
-	for f in "$KVOD_FETCH" "$RDMA_CLIENT" "$RDMA_CTL" "$KVOD_HELPER"; do
+	for f in "$KVOD_FETCH" "$RDMA_CLIENT" "$KVODCTL" "$KVOD_HELPER"; do
 		[ -x "$f" ] || ktap_bail_out "$f not built (make tools selftests)"
 	done
 	rxe_setup || ktap_bail_out "cannot set up rxe on $RXE_NETDEV"
 	kvod_load "$@" || ktap_bail_out "cannot load kvod.ko"
-	"$RDMA_CTL" listen "$RXE_ADDR" "$RXE_PORT" ||
-		ktap_bail_out "cannot listen on $RXE_ADDR:$RXE_PORT"
+	"$KVODCTL" listen rdma "$RXE_EP" ||
+		ktap_bail_out "cannot listen on $RXE_EP"
 }
 
 rdma_test_stop() {
@@ -87,9 +88,9 @@ rdma_test_stop() {
 	rxe_teardown
 }
 
-# rdma_counter NAME: a counter of the test's listener.
+# rdma_counter NAME: a counter of the test's listener (lib/kvodctl.sh).
 rdma_counter() {
-	"$RDMA_CTL" counter "$RXE_ADDR" "$RXE_PORT" "$1"
+	listener_counter rdma "$RXE_EP" "$1"
 }
 
 # movie_add NAME BYTES: a random movie, its file left in $RDMA_TMP/NAME.

@@ -6,9 +6,6 @@
  */
 #include "counters.h"
 
-#include <errno.h>
-#include <string.h>
-
 const char *const kvod_counter_names[KVOD_LC_NR] = {
 	[KVOD_LC_ACCEPTED] = "accepted",
 	[KVOD_LC_ACTIVE] = "active",
@@ -32,19 +29,3 @@ const char *const kvod_counter_names[KVOD_LC_NR] = {
 	[KVOD_LC_DEVICES] = "devices",
 };
 
-/**
- * kvod_counter_index() - a counter's index from its name
- * @name: as kvod_counter_names has it
- *
- * Returns the index, or -EINVAL for no such counter.
- */
-int kvod_counter_index(const char *name)
-{
-	int i;
-
-	for (i = 0; i < KVOD_LC_NR; i++) {
-		if (kvod_counter_names[i] && !strcmp(kvod_counter_names[i], name))
-			return i;
-	}
-	return -EINVAL;
-}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tools/lib: the names of a listener's counters (enum
- * kvod_listener_counter), as kvodctl prints them and the test helpers
- * take them.
+ * kvod_listener_counter), as kvodctl prints them and the shell tests
+ * read them (selftests/lib/kvodctl.sh).
  */
 #ifndef KVOD_LIB_COUNTERS_H
 #define KVOD_LIB_COUNTERS_H
@@ -10,7 +10,5 @@
 #include <linux/kvod.h>
 
 extern const char *const kvod_counter_names[KVOD_LC_NR];
-
-int kvod_counter_index(const char *name);
 
 #endif /* KVOD_LIB_COUNTERS_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kvod-rdma: the client side of kvod's RDMA wire protocol, version 1
+ * tools/lib/rdma: the client side of kvod's RDMA wire protocol, version 1
  * (uapi/linux/kvod_rdma.h, Documentation/rdma.rst), shared by kvod-fetch and
  * the selftests' hostile client.
  *
@@ -18,8 +18,8 @@
  *
  * Nothing here prints; failures leave a sentence in c->err.
  */
-#ifndef KVOD_RDMA_H
-#define KVOD_RDMA_H
+#ifndef KVOD_LIB_RDMA_H
+#define KVOD_LIB_RDMA_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -112,4 +112,4 @@ int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms);
 long kvod_seg_find(const struct kvod_conn *c, uint64_t off);
 void kvod_close(struct kvod_conn *c);
 
-#endif /* KVOD_RDMA_H */
+#endif /* KVOD_LIB_RDMA_H */

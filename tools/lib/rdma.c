@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The client side of kvod's RDMA wire protocol; see kvod-rdma.h.
+ * The client side of kvod's RDMA wire protocol; see rdma.h.
  *
  * Order of events on a connection (Documentation/rdma.rst):
  *
@@ -14,7 +14,7 @@
  * event channel.
  */
 #define _GNU_SOURCE
-#include "kvod-rdma.h"
+#include "rdma.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
