@@ -34,8 +34,7 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/ktap.sh
 . "$HERE/../lib/ktap.sh"
 REPO=$KVOD_REPO
-# $KVOD_KO: another build of the module to test (as for catalog_test).
-KO=${KVOD_KO:-${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko}
+KO=${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko
 HELPER=$HERE/kvod_helper
 
 MIB=$((1024 * 1024))
@@ -127,13 +126,8 @@ make_movie()
 
 load()
 {
-	if [ -n "${KVOD_KO:-}" ]; then
-		modprobe -q -a ib_core rdma_cm && insmod "$KO"
-	else
-		kvod_load
-	fi || fail "loading $KO failed" || return 1
+	kvod_load || fail "loading $KO failed" || return 1
 	LOADED=1
-	[ -c /dev/kvod ] || fail "/dev/kvod missing after insmod"
 }
 
 # add_movies PREFIX N SIZE_MIB: register N sparse movies, delete the files.
