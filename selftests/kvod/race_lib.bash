@@ -248,6 +248,35 @@ race_cycles() {
 	check_eq "every $what succeeded" 0 "$failed"
 }
 
+# race_rmmod_while CMD...: run CMD again and again in the background
+# (until kvod is gone), rmmod kvod 5 s in (race_rmmod 60), then stop every
+# loop; race_rmmod's status.
+race_rmmod_while() {
+	local rc
+
+	(
+		while [ ! -e "$RACE_TMP/stop" ] && [ -e /sys/module/kvod ]; do
+			"$@"
+		done >/dev/null 2>&1
+	) &
+	RACE_PIDS+=($!)
+	sleep 5
+	race_rmmod 60
+	rc=$?
+	race_stop
+	return "$rc"
+}
+
+# race_after_rmmod: "LOADED CORRUPT HUNG": whether kvod is still loaded
+# (yes/no), and how many client runs of any loop ended corrupt and hung.
+race_after_rmmod() {
+	local loaded=no
+
+	[ ! -d /sys/module/kvod ] || loaded=yes
+	echo "$loaded $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx corrupt)" \
+		"$(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx hung)"
+}
+
 # race_rmmod SECONDS: rmmod kvod while the loops run. A loop that runs
 # kvodctl holds /dev/kvod open for a moment, and rmmod refuses a module
 # in use (EBUSY, "Module kvod is in use") rather than wait; only that is

@@ -60,20 +60,11 @@ check_eq "both listeners serve byte-exact again" "ok ok" \
 # rmmod while the link comes and goes and clients connect.
 rm -f "$RACE_TMP"/*.out
 clients
-(
-	while [ ! -e "$RACE_TMP/stop" ]; do
-		relink
-	done >/dev/null 2>&1
-) &
-RACE_PIDS+=($!)
-sleep 5
-race_rmmod 60
+race_rmmod_while relink
 rc=$?
-race_stop
 rdma link show "$RXE_DEV/1" >/dev/null 2>&1 || rxe_link_add
 check_eq "rmmod under load succeeds, clients none corrupt, none hung" \
-	"0 no 0 0" \
-	"$rc $([ -d /sys/module/kvod ] && echo yes || echo no) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx corrupt) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx hung)"
+	"0 no 0 0" "$rc $(race_after_rmmod)"
 check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
 	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
 

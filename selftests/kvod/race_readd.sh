@@ -73,19 +73,10 @@ check_eq "one movie left, no deleted one still resident" "1 0" \
 # rmmod with every kind of client running and the name being re-added.
 rm -f "$RACE_TMP"/*.out
 clients
-(
-	while [ ! -e "$RACE_TMP/stop" ] && [ -e /sys/module/kvod ]; do
-		readd
-	done 2>/dev/null
-) &
-RACE_PIDS+=($!)
-sleep 5
-race_rmmod 60
+race_rmmod_while readd
 rc=$?
-race_stop
 check_eq "rmmod under load succeeds, clients none corrupt, none hung" \
-	"0 no 0 0" \
-	"$rc $([ -d /sys/module/kvod ] && echo yes || echo no) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx corrupt) $(cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx hung)"
+	"0 no 0 0" "$rc $(race_after_rmmod)"
 check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
 	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
 
