@@ -304,11 +304,6 @@ static inline int kvod_module_loaded(void)
 	return access("/sys/module/" KVOD_MODULE, F_OK) == 0;
 }
 
-/*
- * Where kvod.ko is: $KVOD_KO, else $KVOD_REPO/kmod/kvod.ko (tools/vm-run
- * sets it), else two levels above this program (selftests/kvod/), then
- * kmod/kvod.ko.
- */
 /* The same test as selftests/lib/guest.sh: vm-run's marker and virtme's. */
 static inline bool kvod_in_guest(void)
 {
@@ -324,6 +319,11 @@ static inline bool kvod_in_guest(void)
 	return env && !strcmp(env, "1") && strstr(cmdline, "virtme_");
 }
 
+/*
+ * Where kvod.ko is: in $KVOD_KMOD_DIR (make test-debug's build), else in
+ * $KVOD_REPO/kmod (tools/vm-run sets it), else in kmod/ two levels above
+ * this program (selftests/kvod/), as selftests/lib/ktap.sh's kmod_load().
+ */
 static inline void kvod_ko_path(char *buf, size_t len)
 {
 	char exe[PATH_MAX - 32];
@@ -331,10 +331,6 @@ static inline void kvod_ko_path(char *buf, size_t len)
 	char *slash;
 	int i;
 
-	if (getenv("KVOD_KO")) {
-		snprintf(buf, len, "%s", getenv("KVOD_KO"));
-		return;
-	}
 	if (getenv("KVOD_KMOD_DIR")) {
 		snprintf(buf, len, "%s/kvod.ko", getenv("KVOD_KMOD_DIR"));
 		return;
