@@ -11,7 +11,9 @@
 #                     against it in build/debug
 #   make demo         build, boot a guest, register and list a sample movie
 #   make install      install the modules and tools on this machine
-#   make bench        run the benchmarks (see Documentation/benchmarks.rst)
+#   make bench        run the benchmarks (methods and results: the
+#                     Benchmark sections of Documentation/http.rst,
+#                     rdma.rst and tsock.rst)
 
 # The Debian 6.12 kernel we build and test against: the newest installed
 # 6.12 amd64 headers, unless KVER or KDIR says otherwise.
