@@ -58,11 +58,18 @@ ulimit -n 4096
 tcp0=$(tcp_inuse)
 
 # Every tcp_close() from here on, with the callbacks its socket carries.
+# The probe reads struct sock's fields by name, through BTF; a kernel
+# without BTF (the debug tier's) skips that one check, nothing else.
 [ -d "$T/events" ] || mount -t tracefs nodev "$T"
-echo 'f:kvodrel/close tcp_close dr=sk->sk_data_ready:x64 sc=sk->sk_state_change:x64 ws=sk->sk_write_space:x64' \
-	>>"$T/dynamic_events" || ktap_bail_out "cannot probe tcp_close"
-echo >"$T/trace"
-echo 1 >"$T/events/kvodrel/close/enable"
+traced=yes
+if [ ! -e /sys/kernel/btf/vmlinux ]; then
+	traced=no
+else
+	echo 'f:kvodrel/close tcp_close dr=sk->sk_data_ready:x64 sc=sk->sk_state_change:x64 ws=sk->sk_write_space:x64' \
+		>>"$T/dynamic_events" || ktap_bail_out "cannot probe tcp_close"
+	echo >"$T/trace"
+	echo 1 >"$T/events/kvodrel/close/enable"
+fi
 
 http_setup
 awk '$4 == "[kvod]" { print "0x" $1 }' /proc/kallsyms >"$TMP/kvod.syms"
@@ -154,14 +161,19 @@ check_ok "past the slack, connections are closed unanswered" \
 	grep -Eq 'none=[1-9]' "$TMP/refused"
 
 kvod_unload
-echo 0 >"$T/events/kvodrel/close/enable"
-grep -o '[a-z][a-z]=0x[0-9a-f]*' "$T/trace" | cut -d= -f2 | sort -u \
-	>"$TMP/ptrs"
-ktap_print_msg "$(grep -c 'close:' "$T/trace") tcp_close() calls traced"
-echo >"$T/trace"
-echo '-:kvodrel/close' >>"$T/dynamic_events"
-check_eq "no socket reached tcp_close() with a callback of kvod's" "" \
-	"$(grep -Fxf "$TMP/ptrs" "$TMP/kvod.syms" | paste -sd' ')"
+if [ "$traced" = yes ]; then
+	echo 0 >"$T/events/kvodrel/close/enable"
+	grep -o '[a-z][a-z]=0x[0-9a-f]*' "$T/trace" | cut -d= -f2 | sort -u \
+		>"$TMP/ptrs"
+	ktap_print_msg "$(grep -c 'close:' "$T/trace") tcp_close() calls traced"
+	echo >"$T/trace"
+	echo '-:kvodrel/close' >>"$T/dynamic_events"
+	check_eq "no socket reached tcp_close() with a callback of kvod's" "" \
+		"$(grep -Fxf "$TMP/ptrs" "$TMP/kvod.syms" | paste -sd' ')"
+else
+	ktap_skip "no socket reached tcp_close() with a callback of kvod's" \
+		"no BTF in this kernel: fprobe events cannot read struct sock"
+fi
 wait_test 20 -le "$tcp0" tcp_inuse
 check_ok "no TCP socket is left ($(tcp_inuse) in use, $tcp0 before)" \
 	test "$(tcp_inuse)" -le "$tcp0"
