@@ -83,7 +83,7 @@ check_eq "push: the movie arrives byte-exact" ok \
 check_eq "without injection, 2 MiB chunks again" "$plain" \
 	"$("$KVODCTL" info again --json | jq .chunks)"
 check_eq "no reader left on the movies" "0 0" \
-	"$("$KVODCTL" info film --json | jq .active_clients) $("$KVODCTL" info again --json | jq .active_clients)"
+	"$(movie_clients film) $(movie_clients again)"
 leak_check "no leak through kvod (kmemleak)"
 
 ktap_finish

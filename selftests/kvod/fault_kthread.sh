@@ -65,7 +65,7 @@ outcomes() {
 # idle: no connection left on either listener, no reader on the movie.
 idle() {
 	[ "$(rdma_counter active)" = 0 ] &&
-		[ "$("$KVODCTL" info film --json | jq .active_clients)" = 0 ] &&
+		[ "$(movie_clients film)" = 0 ] &&
 		[ "$("$KVODCTL" list --json |
 			jq '[.listeners[] | select(.proto == "http")][0].counters.active')" = 0 ]
 }

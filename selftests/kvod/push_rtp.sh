@@ -110,7 +110,7 @@ check_cmp "tsock released them by their times" \
 	"$(($(qstat on_time) + $(qstat late)))" ">=" "$NPKT"
 check_ok "push ended by itself" wait_for 20 no_pushes
 check_eq "the movie has no client left" 0 \
-	"$("$KVODCTL" info m --json | jq -r .active_clients)"
+	"$(movie_clients m)"
 
 # --- a real client: ffprobe decodes the RTP stream ---
 want=$(frames "$TMP/m.ts")

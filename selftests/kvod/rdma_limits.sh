@@ -21,7 +21,7 @@ clients() {
 	local m
 
 	for m in film small; do
-		"$KVOD_REPO/tools/kvodctl" info "$m" --json | jq .active_clients
+		movie_clients "$m"
 	done | paste -sd' '
 }
 trace_off() {
