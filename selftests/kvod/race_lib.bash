@@ -7,7 +7,7 @@
 #
 # A stress test runs client loops in the background while its main loop
 # changes what they use (listeners, movies, devices, namespaces) for
-# $KVOD_STRESS_SECONDS (default 60). Every client run ends in exactly one
+# $KVOD_STRESS_SECONDS (default 60 times $KVOD_TIMEOUT_SCALE). Every client run ends in exactly one
 # outcome word, appended to $RACE_TMP/NAME.out:
 #
 #	ok	the data arrived and is byte-exact (cmp against a source file)
@@ -29,7 +29,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/rxe.sh"
 kvod_require_guest
 
-RACE_SECONDS=${KVOD_STRESS_SECONDS:-60}
+RACE_SECONDS=${KVOD_STRESS_SECONDS:-$((60 * ${KVOD_TIMEOUT_SCALE:-1}))}
 RACE_CLIENT_TIMEOUT=${RACE_CLIENT_TIMEOUT:-$((300 * ${KVOD_TIMEOUT_SCALE:-1}))}
 RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
 # shellcheck disable=SC2034 # rxe.sh's movie_add and rdma_test_* use it

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Stress: network namespaces die with kvod in them, for
-# $KVOD_STRESS_SECONDS (default 60). Each round builds a namespace
+# $KVOD_STRESS_SECONDS (see race_lib.bash). Each round builds a namespace
 # reached over a veth, starts in it an HTTP listener with downloads
 # running and two pushes timed to end by themselves just when "ip netns
 # del" runs. (RDMA listeners live only in the initial namespace:
@@ -97,20 +97,24 @@ round() {
 	inum=$(stat -L -c %i "/run/netns/$NS")
 	push_rx >>"$RACE_TMP/push.out" &
 	RACE_PIDS+=($!)
-	wait_for 10 grep -q listening "$RACE_TMP/rx.log"
+	wait_for "$(time_limit 10)" grep -q listening "$RACE_TMP/rx.log"
 	for _ in 1 2; do
 		race_http "http://$NS_ADDR:8080/film" "$RACE_TMP/film" \
 			>>"$RACE_TMP/http.out" &
 		RACE_PIDS+=($!)
 	done
+	# Both requests in before the pushes start the clock to the end:
+	# on a slow kernel curl may not even connect within a push's second.
+	wait_test "$(time_limit 10)" -ge 2 \
+		listener_counter http "$NS_ADDR:8080" accepted
 	push_start || ktap_print_msg "cannot start the pushes"
 	# Delete the namespace around the moment the pushes end.
 	ms=$((PUSH_MS + RANDOM % 600 - 300))
 	((ms > 0)) || ms=0
 	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
 	ip netns del "$NS"
-	if ! wait_for 20 ns_empty "$inum"; then
-		ktap_print_msg "namespace $inum: kvod still has, 20 s after ip netns del:" \
+	if ! wait_for "$(time_limit 20)" ns_empty "$inum"; then
+		ktap_print_msg "namespace $inum: kvod still has, $(time_limit 20) s after ip netns del:" \
 			"$("$KVODCTL" list 2>&1)"
 		return 1
 	fi
@@ -134,7 +138,7 @@ check_eq "the received push: whole or an exact prefix, never corrupt or hung" \
 	"0 0" "$(race_count push corrupt) $(race_count push hung)"
 check_eq "nothing of kvod left in any namespace, no reader on the movie" \
 	"0 0 0" \
-	"$("$KVODCTL" list --json | jq '.listeners + .pushes | length') $("$KVODCTL" info film --json | jq .active_clients) $("$KVOD_HELPER" stats | cut -d' ' -f2)"
+	"$("$KVODCTL" list --json | jq '.listeners + .pushes | length') $(movie_clients film) $("$KVOD_HELPER" stats | cut -d' ' -f2)"
 
 # A namespace with listeners, downloads and pushes deleted during rmmod:
 # a fresh one, whatever became of the last round's.
@@ -152,7 +156,7 @@ else
 	race_http "http://$NS_ADDR:8080/film" "$RACE_TMP/film" \
 		>>"$RACE_TMP/http.out" &
 	RACE_PIDS+=($!)
-	wait_for 10 grep -q listening "$RACE_TMP/rx.log"
+	wait_for "$(time_limit 10)" grep -q listening "$RACE_TMP/rx.log"
 	push_start
 	ip netns exec "$NS" "$KVODCTL" push film udp://127.0.0.1:5008 --loop \
 		--rate "$PUSH_RATE" \
@@ -171,7 +175,7 @@ wait "${RACE_PIDS[@]}"
 RACE_PIDS=()
 check_eq "... their clients: none corrupt, none hung" "no 0 0" \
 	"$(race_after_rmmod)"
-wait_for 20 test ! -e /sys/class/net/kvn0 -a ! -e /sys/class/net/kvm0
+wait_for "$(time_limit 20)" test ! -e /sys/class/net/kvn0 -a ! -e /sys/class/net/kvm0
 check_eq "... and the namespaces' devices are gone" "no no" \
 	"$([ -e /sys/class/net/kvn0 ] && echo yes || echo no) $([ -e /sys/class/net/kvm0 ] && echo yes || echo no)"
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Stress: the RDMA device is deleted (rdma link del) and added again
-# while clients connect and read, for $KVOD_STRESS_SECONDS (default 60),
+# while clients connect and read, for $KVOD_STRESS_SECONDS (see race_lib.bash),
 # through a listener on the device's address (which waits for the device
 # and binds it again) and a wildcard listener (which rdma_cm moves to the
 # new device). Every download that claims success is byte-exact, none

@@ -3,7 +3,7 @@
 #
 # Stress: many RDMA clients connect, read and disconnect while the
 # listener is removed (UNLISTEN) and added again (LISTEN), for
-# $KVOD_STRESS_SECONDS (default 60). Every download that claims success
+# $KVOD_STRESS_SECONDS (see race_lib.bash). Every download that claims success
 # must be byte-exact, none may hang, every LISTEN after an UNLISTEN must
 # succeed, and afterwards nothing is left: no connection, no reader on the
 # movie, and rmmod with clients still connecting leaves no kvod PD, MR or

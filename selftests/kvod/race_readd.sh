@@ -3,7 +3,7 @@
 #
 # Stress: DEL and ADD of one name, alternating between two files of
 # different sizes and contents, while HTTP, RDMA and push clients read
-# that name, for $KVOD_STRESS_SECONDS (default 60). A client that got the
+# that name, for $KVOD_STRESS_SECONDS (see race_lib.bash). A client that got the
 # movie must have got exactly one of the two files (never a mix, never a
 # freed page); a client that started while the name was absent gets an
 # error. Afterwards no deleted movie stays resident, and rmmod with all
