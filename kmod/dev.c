@@ -155,30 +155,20 @@ static int ioc_movie_list(union kvod_ioctl_arg *arg)
 {
 	struct kvod_movie_info *infos;
 	u32 nr;
-	int ret;
+	int ret = list_check(&arg->list, KVOD_MOVIE_INFO_SIZE_VER0) ?:
+		  kvod_catalog_list(&infos, &nr);
 
-	ret = list_check(&arg->list, KVOD_MOVIE_INFO_SIZE_VER0);
-	if (ret)
-		return ret;
-	ret = kvod_catalog_list(&infos, &nr);
-	if (ret)
-		return ret;
-	return list_finish(&arg->list, infos, sizeof(*infos), nr);
+	return ret ?: list_finish(&arg->list, infos, sizeof(*infos), nr);
 }
 
 static int ioc_listener_list(union kvod_ioctl_arg *arg)
 {
 	struct kvod_listener_info *infos;
 	u32 nr;
-	int ret;
+	int ret = list_check(&arg->list, KVOD_LISTENER_INFO_SIZE_VER0) ?:
+		  kvod_listener_list(&infos, &nr);
 
-	ret = list_check(&arg->list, KVOD_LISTENER_INFO_SIZE_VER0);
-	if (ret)
-		return ret;
-	ret = kvod_listener_list(&infos, &nr);
-	if (ret)
-		return ret;
-	return list_finish(&arg->list, infos, sizeof(*infos), nr);
+	return ret ?: list_finish(&arg->list, infos, sizeof(*infos), nr);
 }
 
 static int listen_check(const struct kvod_listen *listen)
@@ -232,15 +222,10 @@ static int ioc_push_list(union kvod_ioctl_arg *arg)
 {
 	struct kvod_push_info *infos;
 	u32 nr;
-	int ret;
+	int ret = list_check(&arg->list, KVOD_PUSH_INFO_SIZE_VER0) ?:
+		  kvod_push_list(&infos, &nr);
 
-	ret = list_check(&arg->list, KVOD_PUSH_INFO_SIZE_VER0);
-	if (ret)
-		return ret;
-	ret = kvod_push_list(&infos, &nr);
-	if (ret)
-		return ret;
-	return list_finish(&arg->list, infos, sizeof(*infos), nr);
+	return ret ?: list_finish(&arg->list, infos, sizeof(*infos), nr);
 }
 
 static int ioc_stats(union kvod_ioctl_arg *arg)

@@ -59,14 +59,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/in6.h>
-#include <linux/jhash.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/tcp.h>
 #include <linux/wait.h>
-#include <net/ipv6.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -101,7 +99,6 @@ MODULE_PARM_DESC(http_send_timeout,
 #define HTTP_LINGER_SECS	2	/* an error answer; input after delivery */
 #define HTTP_REFUSE_SLACK	64	/* 503 answers in flight */
 #define HTTP_STEPS		16	/* state machine steps per work run */
-#define HTTP_PEER_BITS		6
 #define HTTP_ACCEPT_RETRY	(HZ / 10)	/* after a failed accept */
 
 /* TCP keepalive: first probe after 2 min idle, then 4 probes 30 s apart. */
@@ -135,7 +132,7 @@ struct http_server {
 	void (*data_ready)(struct sock *sk);
 	spinlock_t lock;	/* see the kernel-doc above */
 	struct list_head conns;
-	struct hlist_head peers[BIT(HTTP_PEER_BITS)];
+	struct hlist_head peers[BIT(KVOD_PEER_BITS)];
 	unsigned int nr_conns;
 	wait_queue_head_t wait;
 };
@@ -161,8 +158,7 @@ static void conn_release(struct kref *ref)
 
 	spin_lock(&srv->lock);
 	list_del(&conn->node);
-	if (!hlist_unhashed(&conn->peer_node))
-		hlist_del(&conn->peer_node);
+	hlist_del_init(&conn->peer.node);
 	last = !--srv->nr_conns;
 	spin_unlock(&srv->lock);
 
@@ -593,54 +589,20 @@ static void conn_work(struct work_struct *work)
 	kref_put(&conn->ref, conn_release);
 }
 
-static u32 peer_hash(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET6)
-		return jhash(&((struct sockaddr_in6 *)ss)->sin6_addr,
-			     sizeof(struct in6_addr), 0);
-	return jhash_1word((__force u32)((struct sockaddr_in *)ss)->sin_addr.s_addr,
-			   0);
-}
-
-static bool peer_eq(const struct sockaddr_storage *a,
-		    const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET6)
-		return ipv6_addr_equal(&((struct sockaddr_in6 *)a)->sin6_addr,
-				       &((struct sockaddr_in6 *)b)->sin6_addr);
-	return ((struct sockaddr_in *)a)->sin_addr.s_addr ==
-	       ((struct sockaddr_in *)b)->sin_addr.s_addr;
-}
-
 /*
  * Count @conn against the limits and link it to @srv. Return: 0 to serve
  * it, 1 to answer 503, -EBUSY to drop it unanswered.
  */
 static int conn_admit(struct http_server *srv, struct http_conn *conn)
 {
-	struct hlist_head *bucket;
-	struct http_conn *other;
 	unsigned int max_conns = READ_ONCE(http_max_conns);
-	unsigned int max_per_addr = READ_ONCE(http_max_conns_per_addr);
-	unsigned int same = 0;
 	int ret = 0;
 
-	bucket = &srv->peers[hash_32(peer_hash(&conn->peer), HTTP_PEER_BITS)];
 	spin_lock(&srv->lock);
-	if (atomic_inc_return(&http_nr_conns) > max_conns && max_conns) {
+	if ((atomic_inc_return(&http_nr_conns) > max_conns && max_conns) ||
+	    !kvod_peer_add(srv->peers, &conn->peer,
+			   READ_ONCE(http_max_conns_per_addr))) {
 		ret = 1;
-	} else if (max_per_addr) {
-		hlist_for_each_entry(other, bucket, peer_node) {
-			if (peer_eq(&other->peer, &conn->peer) &&
-			    ++same >= max_per_addr) {
-				ret = 1;
-				break;
-			}
-		}
-	}
-	if (ret) {
 		atomic_dec(&http_nr_conns);
 		if (atomic_inc_return(&http_nr_refusing) > HTTP_REFUSE_SLACK) {
 			atomic_dec(&http_nr_refusing);
@@ -648,8 +610,6 @@ static int conn_admit(struct http_server *srv, struct http_conn *conn)
 			return -EBUSY;
 		}
 		set_bit(HTTP_CONN_REFUSE, &conn->flags);
-	} else {
-		hlist_add_head(&conn->peer_node, bucket);
 	}
 	list_add_tail(&conn->node, &srv->conns);
 	srv->nr_conns++;
@@ -692,7 +652,7 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	conn->rx = kmalloc(HTTP_HDR_MAX, GFP_KERNEL);
 	if (!conn->rx)
 		goto err_free;
-	if (kernel_getpeername(sock, (struct sockaddr *)&conn->peer) < 0)
+	if (kernel_getpeername(sock, (struct sockaddr *)&conn->peer.addr) < 0)
 		goto err_free;
 	kref_init(&conn->ref);
 	conn->srv = srv;
@@ -701,7 +661,7 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	conn->data_ready = srv->data_ready;
 	conn->write_space = sk->sk_write_space;
 	conn->state_change = sk->sk_state_change;
-	INIT_HLIST_NODE(&conn->peer_node);
+	INIT_HLIST_NODE(&conn->peer.node);
 	INIT_WORK(&conn->work, conn_work);
 	timer_setup(&conn->timer, conn_timer, 0);
 

@@ -109,8 +109,8 @@ struct http_tx {
  * @srv: the listener's HTTP state; outlives every connection
  * @sock: the socket; released by conn_close() from @work
  * @node: on srv->conns, under srv->lock
- * @peer_node: in srv->peers[], under srv->lock
- * @peer: the client's address
+ * @peer: the client's address; in srv->peers[], under srv->lock, while it
+ *	counts against the per-address limit
  * @work: runs the state machine; never concurrently with itself
  * @timer: the deadline of @phase; only queues @work
  * @deadline: jiffies at which @phase expires
@@ -134,8 +134,7 @@ struct http_conn {
 	struct http_server *srv;
 	struct socket *sock;
 	struct list_head node;
-	struct hlist_node peer_node;
-	struct sockaddr_storage peer;
+	struct kvod_peer peer;
 	struct work_struct work;
 	struct timer_list timer;
 	unsigned long deadline;

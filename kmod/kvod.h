@@ -122,6 +122,17 @@ struct kvod_listener {
 	void *priv;
 };
 
+/*
+ * struct kvod_peer - a connection's client address, counted against a
+ * listener's per-address limit: @node is in the listener's table of
+ * BIT(KVOD_PEER_BITS) buckets while it counts, under the listener's lock.
+ */
+#define KVOD_PEER_BITS	6
+struct kvod_peer {
+	struct hlist_node node;
+	struct sockaddr_storage addr;
+};
+
 static inline void kvod_lc_add(struct kvod_listener *l,
 			       enum kvod_listener_counter c, s64 v)
 {
@@ -178,6 +189,8 @@ int kvod_listener_del(u32 proto, const struct kvod_sockaddr *ua);
 int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr);
 int kvod_sockaddr_to_kernel(const struct kvod_sockaddr *ua,
 			    struct sockaddr_storage *ss, int *len);
+bool kvod_peer_add(struct hlist_head *peers, struct kvod_peer *peer,
+		   unsigned int max);
 
 /* http.c */
 const struct kvod_proto_ops *kvod_http_ops(void);

@@ -21,10 +21,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/jhash.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/net.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
@@ -35,6 +38,59 @@
 static LIST_HEAD(kvod_listeners);	/* under kvod_listen_lock */
 static DEFINE_MUTEX(kvod_listen_lock);
 static u32 kvod_nr_listeners;		/* under kvod_listen_lock */
+
+/* The client address without its port. */
+static bool peer_eq(const struct sockaddr_storage *a,
+		    const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				       &((const struct sockaddr_in6 *)b)->sin6_addr);
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+	       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+/* Seeded, so that clients cannot choose addresses that share a bucket. */
+static u32 peer_hash(const struct sockaddr_storage *ss)
+{
+	static u32 seed __read_mostly;
+
+	net_get_random_once(&seed, sizeof(seed));
+	if (ss->ss_family == AF_INET6)
+		return jhash(&((const struct sockaddr_in6 *)ss)->sin6_addr,
+			     sizeof(struct in6_addr), seed);
+	return jhash_1word((__force u32)((const struct sockaddr_in *)ss)->sin_addr.s_addr,
+			   seed);
+}
+
+/**
+ * kvod_peer_add() - count a connection against the per-address limit
+ * @peers: the listener's table, BIT(KVOD_PEER_BITS) buckets
+ * @peer: the connection's address, filled in; its node not in a table
+ * @max: connections allowed per address, 0 for no limit
+ *
+ * Under the listener's lock, which also guards the hlist_del_init() of
+ * @peer->node when the connection goes.
+ *
+ * Return: true if @peer fits and is now in @peers.
+ */
+bool kvod_peer_add(struct hlist_head *peers, struct kvod_peer *peer,
+		   unsigned int max)
+{
+	struct hlist_head *bucket;
+	struct kvod_peer *other;
+	unsigned int same = 0;
+
+	bucket = &peers[hash_32(peer_hash(&peer->addr), KVOD_PEER_BITS)];
+	hlist_for_each_entry(other, bucket, node) {
+		if (max && peer_eq(&other->addr, &peer->addr) && ++same >= max)
+			return false;
+	}
+	hlist_add_head(&peer->node, bucket);
+	return true;
+}
 
 static const struct kvod_proto_ops *proto_ops(u32 proto)
 {
@@ -257,17 +313,15 @@ int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr)
 	return 0;
 }
 
-/* Stop every listener for which @match(l, net) holds. */
-static void listeners_stop(bool (*match)(struct kvod_listener *l,
-					 struct net *net),
-			   struct net *net)
+/* Stop every listener of @net, or all of them if @net is NULL. */
+static void listeners_stop(struct net *net)
 {
 	struct kvod_listener *l, *tmp;
 	LIST_HEAD(doomed);
 
 	mutex_lock(&kvod_listen_lock);
 	list_for_each_entry_safe(l, tmp, &kvod_listeners, node) {
-		if (match(l, net)) {
+		if (!net || net_eq(l->net, net)) {
 			list_move_tail(&l->node, &doomed);
 			kvod_nr_listeners--;
 		}
@@ -278,20 +332,10 @@ static void listeners_stop(bool (*match)(struct kvod_listener *l,
 		listener_stop(l);
 }
 
-static bool in_net(struct kvod_listener *l, struct net *net)
-{
-	return net_eq(l->net, net);
-}
-
-static bool any_listener(struct kvod_listener *l, struct net *net)
-{
-	return true;
-}
-
 /* A namespace is going: its listeners stop, then its pushes (push.c). */
 static void __net_exit kvod_net_pre_exit(struct net *net)
 {
-	listeners_stop(in_net, net);
+	listeners_stop(net);
 	kvod_push_net_exit(net);
 }
 
@@ -307,5 +351,5 @@ int kvod_listeners_init(void)
 void kvod_listeners_exit(void)
 {
 	unregister_pernet_subsys(&kvod_net_ops);
-	listeners_stop(any_listener, NULL);
+	listeners_stop(NULL);
 }

@@ -57,8 +57,6 @@
 
 #include <linux/bvec.h>
 #include <linux/delay.h>
-#include <linux/in.h>
-#include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/mm.h>

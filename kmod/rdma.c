@@ -93,26 +93,6 @@ static bool addr_is_local(struct net *net, const struct sockaddr_storage *ss)
 #endif
 }
 
-/* The client address without its port, for the per-address limit. */
-static bool peer_eq(const struct sockaddr_storage *a,
-		    const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET6)
-		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
-				       &((const struct sockaddr_in6 *)b)->sin6_addr);
-	return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-	       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-}
-
-static u32 peer_hash(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET6)
-		return ipv6_addr_hash(&((const struct sockaddr_in6 *)ss)->sin6_addr);
-	return (__force u32)((const struct sockaddr_in *)ss)->sin_addr.s_addr;
-}
-
 static void listener_set_devices(struct kvod_rdma_listener *rl, s64 n)
 {
 	atomic64_set(&rl->l->counters[KVOD_LC_DEVICES], n);
@@ -209,10 +189,6 @@ static bool device_serving(struct ib_device *dev)
 static u8 conn_admit(struct kvod_rdma_listener *rl, struct kvod_rdma_conn *conn)
 {
 	unsigned int max_conns = READ_ONCE(rdma_max_conns);
-	unsigned int max_per_addr = READ_ONCE(rdma_max_conns_per_addr);
-	u32 hash = peer_hash(&conn->peer);
-	struct kvod_rdma_conn *other;
-	unsigned int same = 0;
 	u8 status = KVOD_RDMA_OK;
 
 	spin_lock_bh(&rl->lock);
@@ -221,17 +197,12 @@ static u8 conn_admit(struct kvod_rdma_listener *rl, struct kvod_rdma_conn *conn)
 		status = KVOD_RDMA_BUSY;
 		goto out;
 	}
-	if (max_per_addr) {
-		hash_for_each_possible(rl->peers, other, peer_node, hash) {
-			if (peer_eq(&other->peer, &conn->peer) &&
-			    ++same >= max_per_addr) {
-				status = KVOD_RDMA_ADDR_BUSY;
-				goto out;
-			}
-		}
+	if (!kvod_peer_add(rl->peers, &conn->peer,
+			   READ_ONCE(rdma_max_conns_per_addr))) {
+		status = KVOD_RDMA_ADDR_BUSY;
+		goto out;
 	}
 	list_add_tail(&conn->node, &rl->conns);
-	hash_add(rl->peers, &conn->peer_node, hash);
 	rl->nr_conns++;
 	conn->id->context = &conn->ctx;
 	queue_work(kvod_rdma_setup_wq, &conn->setup_work);
@@ -255,7 +226,7 @@ void kvod_rdma_conn_unlink(struct kvod_rdma_conn *conn)
 
 	spin_lock_bh(&rl->lock);
 	list_del_init(&conn->node);
-	hash_del(&conn->peer_node);
+	hlist_del_init(&conn->peer.node);
 	last = !--rl->nr_conns && rl->stopping;
 	spin_unlock_bh(&rl->lock);
 	if (last)

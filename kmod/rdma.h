@@ -60,8 +60,6 @@ struct kvod_rdma_ctx {
 	enum kvod_rdma_ctx_kind kind;
 };
 
-#define KVOD_RDMA_PEER_BITS	6
-
 struct kvod_rdma_listener {
 	struct kvod_rdma_ctx ctx;	/* the listening id's context */
 	struct list_head node;		/* on kvod_rdma_listeners */
@@ -72,7 +70,7 @@ struct kvod_rdma_listener {
 	struct work_struct retry_work;
 	spinlock_t lock;		/* guards conns, peers, nr_conns */
 	struct list_head conns;
-	DECLARE_HASHTABLE(peers, KVOD_RDMA_PEER_BITS);
+	struct hlist_head peers[BIT(KVOD_PEER_BITS)];
 	u32 nr_conns;
 	struct completion drained;	/* nr_conns reached 0 while stopping */
 };
@@ -89,8 +87,7 @@ struct kvod_rdma_seg {
 struct kvod_rdma_conn {
 	struct kvod_rdma_ctx ctx;	/* the id's context from admission */
 	struct list_head node;		/* on rl->conns, under rl->lock */
-	struct hlist_node peer_node;	/* in rl->peers, under rl->lock */
-	struct sockaddr_storage peer;
+	struct kvod_peer peer;		/* in rl->peers, under rl->lock */
 	struct kvod_rdma_listener *rl;
 	struct rdma_cm_id *id;
 	struct ib_device *dev;

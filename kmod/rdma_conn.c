@@ -247,7 +247,7 @@ static void conn_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
 		return;
-	pr_warn_ratelimited("conn %pISpc: %s failed: %s\n", &conn->peer,
+	pr_warn_ratelimited("conn %pISpc: %s failed: %s\n", &conn->peer.addr,
 			    wc->wr_cqe == &conn->ready_cqe ? "READY" : "REG_MR",
 			    ib_wc_status_msg(wc->status));
 	kvod_rdma_conn_close(conn);
@@ -382,7 +382,7 @@ static void conn_answer(struct kvod_rdma_conn *conn, int err)
 	set_bit(KVOD_RDMA_CONN_ANSWERED, &conn->flags);
 	if (err) {
 		pr_warn_ratelimited("conn %pISpc: setup for %s failed: %d\n",
-				    &conn->peer, conn->movie->name, err);
+				    &conn->peer.addr, conn->movie->name, err);
 		kvod_rdma_reject(conn->rl, conn->id, kvod_rdma_status(err));
 		kvod_rdma_conn_close(conn);
 		return;
@@ -390,7 +390,7 @@ static void conn_answer(struct kvod_rdma_conn *conn, int err)
 	err = conn_accept(conn);
 	if (err) {
 		pr_warn_ratelimited("conn %pISpc: accept failed: %d\n",
-				    &conn->peer, err);
+				    &conn->peer.addr, err);
 		kvod_lc_inc(l, KVOD_LC_REFUSED);
 		kvod_rdma_conn_close(conn);
 		return;
@@ -473,10 +473,11 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 	}
 	conn->ctx.kind = KVOD_RDMA_CTX_CONN;
 	INIT_LIST_HEAD(&conn->node);
-	INIT_HLIST_NODE(&conn->peer_node);
+	INIT_HLIST_NODE(&conn->peer.node);
 	INIT_WORK(&conn->setup_work, conn_setup_work);
 	INIT_WORK(&conn->release_work, conn_release_work);
-	memcpy(&conn->peer, &id->route.addr.dst_addr, sizeof(conn->peer));
+	memcpy(&conn->peer.addr, &id->route.addr.dst_addr,
+	       sizeof(conn->peer.addr));
 	conn->rl = rl;
 	conn->id = id;
 	conn->dev = id->device;

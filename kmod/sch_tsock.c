@@ -217,27 +217,16 @@ static struct sk_buff *flow_head(const struct tsock_flow *f)
 	return rb_to_skb(rb_first_cached(&f->pkts));
 }
 
+static bool flow_before(struct rb_node *a, const struct rb_node *b)
+{
+	return flow_head(rb_entry(a, struct tsock_flow, by_time))->tstamp <
+	       flow_head(rb_entry(b, struct tsock_flow, by_time))->tstamp;
+}
+
 /* Put a non-empty flow into the schedule at the time of its first packet. */
 static void schedule_flow(struct tsock_sched_data *q, struct tsock_flow *f)
 {
-	struct rb_node **p = &q->schedule.rb_root.rb_node, *parent = NULL;
-	ktime_t t = flow_head(f)->tstamp;
-	bool leftmost = true;
-
-	while (*p) {
-		struct tsock_flow *o;
-
-		parent = *p;
-		o = rb_entry(parent, struct tsock_flow, by_time);
-		if (t >= flow_head(o)->tstamp) {
-			p = &parent->rb_right;
-			leftmost = false;
-		} else {
-			p = &parent->rb_left;
-		}
-	}
-	rb_link_node(&f->by_time, parent, p);
-	rb_insert_color_cached(&f->by_time, &q->schedule, leftmost);
+	rb_add_cached(&f->by_time, &q->schedule, flow_before);
 }
 
 static void unschedule_flow(struct tsock_sched_data *q, struct tsock_flow *f)
@@ -246,27 +235,17 @@ static void unschedule_flow(struct tsock_sched_data *q, struct tsock_flow *f)
 	RB_CLEAR_NODE(&f->by_time);
 }
 
+static bool skb_before(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_to_skb(a)->tstamp < rb_to_skb(b)->tstamp;
+}
+
 /* Insert in time order; equal times keep arrival order. */
 static void flow_add(struct tsock_sched_data *q, struct tsock_flow *f,
 		     struct sk_buff *skb)
 {
-	struct rb_node **p = &f->pkts.rb_root.rb_node, *parent = NULL;
-	bool leftmost = true;
-
-	while (*p) {
-		parent = *p;
-		if (skb->tstamp >= rb_to_skb(parent)->tstamp) {
-			p = &parent->rb_right;
-			leftmost = false;
-		} else {
-			p = &parent->rb_left;
-		}
-	}
-	rb_link_node(&skb->rbnode, parent, p);
-	rb_insert_color_cached(&skb->rbnode, &f->pkts, leftmost);
 	f->qlen++;
-
-	if (!leftmost)
+	if (!rb_add_cached(&skb->rbnode, &f->pkts, skb_before))
 		return;
 	if (!RB_EMPTY_NODE(&f->by_time))
 		unschedule_flow(q, f);
