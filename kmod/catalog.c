@@ -93,12 +93,8 @@ static struct kvod_movie *catalog_find(const char *name)
 
 static bool catalog_has(const char *name)
 {
-	bool found;
-
-	mutex_lock(&kvod_catalog_lock);
-	found = catalog_find(name);
-	mutex_unlock(&kvod_catalog_lock);
-	return found;
+	guard(mutex)(&kvod_catalog_lock);
+	return catalog_find(name);
 }
 
 /**
@@ -279,29 +275,28 @@ static int info_cmp(const void *a, const void *b)
 
 /**
  * kvod_catalog_list() - snapshot the catalog
- * @infos: set to a kvmalloc()ed array the caller kvfree()s, or NULL
+ * @infos: set to a kvmalloc()ed array (ZERO_SIZE_PTR if empty) that the
+ *	caller kvfree()s
  * @nr: set to the number of movies
  *
  * Return: 0 or -ENOMEM. The array is sorted by name.
  */
 int kvod_catalog_list(struct kvod_movie_info **infos, u32 *nr)
 {
-	struct kvod_movie_info *arr = NULL;
+	struct kvod_movie_info *arr;
 	struct kvod_movie *movie;
 	unsigned int bkt;
 	u32 n = 0;
 
 	mutex_lock(&kvod_catalog_lock);
-	if (kvod_nr_movies) {
-		arr = kvmalloc_array(kvod_nr_movies, sizeof(*arr), GFP_KERNEL);
-		if (!arr) {
-			mutex_unlock(&kvod_catalog_lock);
-			return -ENOMEM;
-		}
+	arr = kvmalloc_array(kvod_nr_movies, sizeof(*arr), GFP_KERNEL);
+	if (arr) {
+		hash_for_each(kvod_movies, bkt, movie, hnode)
+			movie_fill_info(movie, &arr[n++]);
 	}
-	hash_for_each(kvod_movies, bkt, movie, hnode)
-		movie_fill_info(movie, &arr[n++]);
 	mutex_unlock(&kvod_catalog_lock);
+	if (!arr)
+		return -ENOMEM;
 
 	sort(arr, n, sizeof(*arr), info_cmp, NULL);
 	*infos = arr;

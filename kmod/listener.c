@@ -284,29 +284,27 @@ static void listener_fill_info(struct kvod_listener *l,
 
 /**
  * kvod_listener_list() - snapshot every listener
- * @infos: set to a kvmalloc()ed array the caller kvfree()s, or NULL
+ * @infos: set to a kvmalloc()ed array (ZERO_SIZE_PTR if empty) that the
+ *	caller kvfree()s
  * @nr: set to the number of listeners
  *
  * Return: 0 or -ENOMEM.
  */
 int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr)
 {
-	struct kvod_listener_info *arr = NULL;
+	struct kvod_listener_info *arr;
 	struct kvod_listener *l;
 	u32 n = 0;
 
 	mutex_lock(&kvod_listen_lock);
-	if (kvod_nr_listeners) {
-		arr = kvmalloc_array(kvod_nr_listeners, sizeof(*arr),
-				     GFP_KERNEL);
-		if (!arr) {
-			mutex_unlock(&kvod_listen_lock);
-			return -ENOMEM;
-		}
+	arr = kvmalloc_array(kvod_nr_listeners, sizeof(*arr), GFP_KERNEL);
+	if (arr) {
+		list_for_each_entry(l, &kvod_listeners, node)
+			listener_fill_info(l, &arr[n++]);
 	}
-	list_for_each_entry(l, &kvod_listeners, node)
-		listener_fill_info(l, &arr[n++]);
 	mutex_unlock(&kvod_listen_lock);
+	if (!arr)
+		return -ENOMEM;
 
 	*infos = arr;
 	*nr = n;

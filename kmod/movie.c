@@ -95,13 +95,10 @@ static int chunks_reserve(struct kvod_movie *movie, u32 *cap, u32 want)
 	if (want <= *cap)
 		return 0;
 	ncap = max(want, *cap * 2);
-	bigger = kvmalloc_array(ncap, sizeof(*bigger), GFP_KERNEL);
+	bigger = kvrealloc(movie->chunks, array_size(ncap, sizeof(*bigger)),
+			   GFP_KERNEL);
 	if (!bigger)
 		return -ENOMEM;
-	if (movie->nr_chunks)
-		memcpy(bigger, movie->chunks,
-		       movie->nr_chunks * sizeof(*bigger));
-	kvfree(movie->chunks);
 	movie->chunks = bigger;
 	*cap = ncap;
 	return 0;

@@ -563,28 +563,27 @@ static void push_fill_info(struct kvod_push *p, struct kvod_push_info *info)
 
 /**
  * kvod_push_list() - snapshot the pushes
- * @infos: set to a kvmalloc()ed array the caller kvfree()s, or NULL
+ * @infos: set to a kvmalloc()ed array (ZERO_SIZE_PTR if empty) that the
+ *	caller kvfree()s
  * @nr: set to the number of pushes
  *
  * Return: 0 or -ENOMEM.
  */
 int kvod_push_list(struct kvod_push_info **infos, u32 *nr)
 {
-	struct kvod_push_info *arr = NULL;
+	struct kvod_push_info *arr;
 	struct kvod_push *p;
 	u32 n = 0;
 
 	mutex_lock(&kvod_push_lock);
-	if (kvod_nr_pushes) {
-		arr = kvmalloc_array(kvod_nr_pushes, sizeof(*arr), GFP_KERNEL);
-		if (!arr) {
-			mutex_unlock(&kvod_push_lock);
-			return -ENOMEM;
-		}
+	arr = kvmalloc_array(kvod_nr_pushes, sizeof(*arr), GFP_KERNEL);
+	if (arr) {
+		list_for_each_entry(p, &kvod_pushes, node)
+			push_fill_info(p, &arr[n++]);
 	}
-	list_for_each_entry(p, &kvod_pushes, node)
-		push_fill_info(p, &arr[n++]);
 	mutex_unlock(&kvod_push_lock);
+	if (!arr)
+		return -ENOMEM;
 
 	*infos = arr;
 	*nr = n;

@@ -106,12 +106,7 @@ static void listener_set_devices(struct kvod_rdma_listener *rl, s64 n)
  */
 u8 kvod_rdma_status(int err)
 {
-	switch (err) {
-	case -EBUSY:
-		return KVOD_RDMA_BUSY;
-	default:
-		return KVOD_RDMA_NO_RESOURCES;
-	}
+	return err == -EBUSY ? KVOD_RDMA_BUSY : KVOD_RDMA_NO_RESOURCES;
 }
 
 /**

@@ -315,30 +315,23 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
  */
 static int conn_setup(struct kvod_rdma_conn *conn)
 {
+	struct ib_pd *pd;
+	struct ib_cq *cq;
 	int ret;
 
-	conn->pd = ib_alloc_pd(conn->dev, 0);
-	if (IS_ERR(conn->pd)) {
-		ret = PTR_ERR(conn->pd);
-		conn->pd = NULL;
-		return ret;
-	}
-	ret = conn_map_movie(conn);
+	pd = ib_alloc_pd(conn->dev, 0);
+	if (IS_ERR(pd))
+		return PTR_ERR(pd);
+	conn->pd = pd;
+	ret = conn_map_movie(conn) ?: conn_map_table(conn) ?:
+	      conn_map_ready(conn);
 	if (ret)
 		return ret;
-	ret = conn_map_table(conn);
-	if (ret)
-		return ret;
-	ret = conn_map_ready(conn);
-	if (ret)
-		return ret;
-	conn->cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5, 0,
-			       IB_POLL_WORKQUEUE);
-	if (IS_ERR(conn->cq)) {
-		ret = PTR_ERR(conn->cq);
-		conn->cq = NULL;
-		return ret;
-	}
+	cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5, 0,
+			 IB_POLL_WORKQUEUE);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	conn->cq = cq;
 	return conn_create_qp(conn);
 }
 
