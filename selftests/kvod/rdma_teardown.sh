@@ -19,16 +19,20 @@ movie_add film $((20 << 20)) || ktap_bail_out "cannot add a movie"
 want=$(sha256sum <"$RDMA_TMP/film")
 
 # readers N: N slow player-mode readers in the background, pids in $pids.
+# At 8 Mbit/s the movie lasts about 21 s, divided by KVOD_TIMEOUT_SCALE
+# so that it still outlasts the steps before the teardown on a slow
+# kernel: a reader that reached the end could not see its connection go.
+READER_RATE=$((8000000 / ${KVOD_TIMEOUT_SCALE:-1}))
 readers() {
 	local _
 
 	pids=()
 	for _ in $(seq "$1"); do
-		"$KVOD_FETCH" -q --rate 8M --cache 200 -o /dev/null \
+		"$KVOD_FETCH" -q --rate "$READER_RATE" --cache 200 -o /dev/null \
 			--timeout 20000 "$RDMA_URL/film" 2>>"$RDMA_TMP/readers.err" &
 		pids+=($!)
 	done
-	wait_test 10 -ge "$1" rdma_counter active
+	wait_test "$(time_limit 10)" -ge "$1" rdma_counter active
 }
 
 # readers_gone: wait for every reader (in this shell, not a $(...)
@@ -46,9 +50,10 @@ readers_gone() {
 
 # bounded LIMIT CMD...: run CMD for at most LIMIT seconds; return its
 # status, or 124 if it was still running, after printing where in the
-# kernel it waited (and every blocked task to the kernel log).
+# kernel it and the readers in $pids were (and every blocked task to the
+# kernel log).
 bounded() {
-	local limit=$1 pid deadline
+	local limit=$1 pid deadline p
 
 	shift
 	"$@" &
@@ -60,6 +65,11 @@ bounded() {
 	if kill -0 "$pid" 2>/dev/null; then
 		ktap_print_msg "$* still running after $limit s, waiting in:" \
 			"$(cat "/proc/$pid/stack" 2>&1)"
+		for p in "${pids[@]}"; do
+			ktap_print_msg "reader $p: $(grep State "/proc/$p/status" 2>&1)," \
+				"syscall $(cat "/proc/$p/syscall" 2>&1)" \
+				"$(cat "/proc/$p/stack" 2>&1)"
+		done
 		echo w >/proc/sysrq-trigger
 		kill -9 "$pid"
 		wait "$pid"
