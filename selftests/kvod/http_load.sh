@@ -83,8 +83,12 @@ check_eq "... and all still open after idling" "alive $IDLE" "$(tail -n1 "$TMP/i
 hz=$(getconf CLK_TCK)
 ktap_print_msg "busy jiffies over 10 s: $((b1 - b0)) with $IDLE idle connections, $base without (HZ=$hz, $(nproc) CPUs)"
 check_eq "... not one run of a connection's work while they idle" 0 "$runs"
-check_ok "... no more busy CPU than without them, within 5% of one CPU" \
-	test $(((b1 - b0 - base) * 100)) -le $((hz * 10 * 5))
+# The noise of an emulated guest grows on the debug kernel, and with a
+# second guest on the host: 5% there is 5% times KVOD_TIMEOUT_SCALE.
+# The probe above is the exact check.
+pct=$(time_limit 5)
+check_ok "... no more busy CPU than without them, within $pct% of one CPU" \
+	test $(((b1 - b0 - base) * 100)) -le $((hz * 10 * pct))
 
 # The trickle client against the header deadline, next to a normal one.
 echo 3 >"$PARAMS/http_header_timeout"

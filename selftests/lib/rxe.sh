@@ -17,15 +17,20 @@
 #	rxe_wait_active		until the rxe port is ACTIVE
 #
 # Addresses come from 198.18.0.0/15 (benchmarking, RFC 2544) only.
+#
+# KVOD_RDMA_TRANSPORT=siw puts soft-iWARP (siw, iWARP over TCP) on kvodr0
+# instead: built in on the debug kernel, build/siw/siw.ko (make siw) on
+# Debian's, which does not ship it.
 
-RXE_DEV=${RXE_DEV:-kvod_rxe0}
+RDMA_TRANSPORT=${KVOD_RDMA_TRANSPORT:-rxe}
+RXE_DEV=${RXE_DEV:-kvod_${RDMA_TRANSPORT}0}
 RXE_NETDEV=kvodr0
 RXE_PEER=kvodr1
 RXE_ADDR=198.18.0.1
 RXE_PORT=${RXE_PORT:-7471}
 
-# Modules userspace verbs and rdma_cm need, and the rxe driver.
-RXE_MODULES="ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe"
+# Modules userspace verbs and rdma_cm need (and libcrc32c for siw).
+RXE_MODULES="ib_core ib_uverbs rdma_cm rdma_ucm libcrc32c"
 
 rxe_wait_active() {
 	local _
@@ -39,7 +44,22 @@ rxe_wait_active() {
 }
 
 rxe_link_add() {
-	rdma link add "$RXE_DEV" type rxe netdev "$RXE_NETDEV" && rxe_wait_active
+	rdma link add "$RXE_DEV" type "$RDMA_TRANSPORT" netdev "$RXE_NETDEV" &&
+		rxe_wait_active
+}
+
+# rdma_driver_load: the transport's driver where it is a module; built
+# in (the debug kernel) nothing loads, and "rdma link add" says whether
+# the type exists.
+rdma_driver_load() {
+	case $RDMA_TRANSPORT in
+	rxe) modprobe -q rdma_rxe 2>/dev/null ;;
+	siw)
+		grep -q '^siw ' /proc/modules ||
+			insmod "$KVOD_REPO/build/siw/siw.ko" 2>/dev/null
+		;;
+	esac
+	return 0
 }
 
 rxe_setup() {
@@ -47,6 +67,7 @@ rxe_setup() {
 	# shellcheck disable=SC2086 # a list of module names
 	modprobe -a $RXE_MODULES 2>/dev/null || [ -d /sys/class/infiniband_verbs ] ||
 		return 1
+	rdma_driver_load
 	rxe_teardown	# what a test that died left behind
 	ip link add "$RXE_NETDEV" type veth peer name "$RXE_PEER" || return 1
 	ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" || return 1
