@@ -9,6 +9,8 @@
 #   make test-debug   the whole suite on the debug kernel (KASAN, lockdep,
 #                     kmemleak, UBSAN, fault injection), modules built
 #                     against it in build/debug
+#   make siw          soft-iWARP (siw.ko), which Debian's kernel lacks, built
+#                     out of tree from KSRC into build/siw
 #   make demo         build, boot a guest, register and list a sample movie
 #   make install      install the modules and tools on this machine
 #   make bench        run the benchmarks (methods and results: the
@@ -27,7 +29,7 @@ SETUP := tools/setup.sh
 
 .PHONY: all modules tools selftests check sparse checkpatch test demo \
 	install dkms-install bench clean setup debug-kernel debug-modules \
-	test-debug
+	test-debug siw
 
 all: modules tools
 
@@ -42,6 +44,15 @@ tools:
 
 selftests:
 	$(MAKE) -C selftests
+
+# drivers/infiniband/sw/siw of the kernel source that matches the headers
+# (tools/setup.sh installs both at one version), against KDIR.
+SIW_BUILD := $(CURDIR)/build/siw
+siw:
+	mkdir -p $(SIW_BUILD)
+	cp $(KSRC)/drivers/infiniband/sw/siw/Makefile \
+		$(KSRC)/drivers/infiniband/sw/siw/*.[ch] $(SIW_BUILD)/
+	$(MAKE) -C $(KDIR) M=$(SIW_BUILD) CONFIG_RDMA_SIW=m modules
 
 # Every .c and .h of kernel code, and the uapi header.
 KERNEL_FILES = $(sort $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)))
@@ -84,6 +95,7 @@ test-debug: setup
 	KVOD_TIMEOUT_SCALE=$${KVOD_TIMEOUT_SCALE:-4} \
 	KVOD_BOOT_TIMEOUT=$${KVOD_BOOT_TIMEOUT:-900} \
 	KVOD_VM_TIMEOUT=$${KVOD_VM_TIMEOUT:-14400} \
+	KVOD_GUESTS=$${KVOD_GUESTS:-2} \
 	KVOD_RESULTS=$${KVOD_RESULTS:-$(CURDIR)/results/debug} \
 	tools/run-tests
 
