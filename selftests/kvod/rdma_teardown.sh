@@ -15,13 +15,14 @@ ktap_header
 ktap_plan 13
 rdma_test_start
 
-movie_add film $((20 << 20)) || ktap_bail_out "cannot add a movie"
+movie_add film $((64 << 20)) || ktap_bail_out "cannot add a movie"
 want=$(sha256sum <"$RDMA_TMP/film")
 
 # readers N: N slow player-mode readers in the background, pids in $pids.
-# At 8 Mbit/s the movie lasts about 21 s, divided by KVOD_TIMEOUT_SCALE
+# At 8 Mbit/s the movie lasts about 67 s, divided by KVOD_TIMEOUT_SCALE
 # so that it still outlasts the steps before the teardown on a slow
 # kernel: a reader that reached the end could not see its connection go.
+# (A teardown ends the readers, so the length costs nothing otherwise.)
 READER_RATE=$((8000000 / ${KVOD_TIMEOUT_SCALE:-1}))
 readers() {
 	local _
@@ -79,7 +80,7 @@ bounded() {
 }
 
 # Killed mid-READ: the connection goes, nothing else does. The victim
-# keeps up to 64 small READs in flight, playing at 8 Mbit/s for ~20 s.
+# keeps up to 64 small READs in flight, playing at 8 Mbit/s for about a minute.
 "$KVOD_FETCH" --rate 8M --cache 1000 --chunk 4k --depth 64 -o /dev/null \
 	"$RDMA_URL/film" 2>"$RDMA_TMP/victim.err" &
 victim=$!
