@@ -308,6 +308,26 @@ static int decode_reject(struct kvod_conn *c, const struct rdma_cm_event *ev)
 		    ev->status);
 }
 
+static int iwarp(const struct kvod_conn *c)
+{
+	return c->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
+}
+
+/*
+ * The READs the server lets us have in flight. On IB and RoCE, ib_cm
+ * turns the REP around, so it is our initiator_depth. On iWARP the
+ * depths are negotiated in the MPA exchange and rdma_cm reports our
+ * side's result: the ORD, in responder_resources (cma_iw_handler()), while
+ * initiator_depth holds our IRD, 0 since we serve no READs.
+ */
+static unsigned int granted_depth(const struct kvod_conn *c,
+				  const struct rdma_cm_event *ev)
+{
+	if (iwarp(c))
+		return ev->param.conn.responder_resources;
+	return ev->param.conn.initiator_depth;
+}
+
 static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 {
 	const struct kvod_rdma_reply *r = ev->param.conn.private_data;
@@ -322,11 +342,10 @@ static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 	if (r->version != KVOD_RDMA_VERSION || r->status != KVOD_RDMA_OK)
 		return fail(c, KVOD_FAIL_PROTOCOL,
 			    "accept: version %u status %u", r->version, r->status);
-	/* From our side: the READs the server lets us have in flight. */
-	if (!ev->param.conn.initiator_depth)
+	c->initiator_depth = granted_depth(c, ev);
+	if (!c->initiator_depth)
 		return fail(c, KVOD_FAIL_PROTOCOL,
 			    "the server granted no READ resources");
-	c->initiator_depth = ev->param.conn.initiator_depth;
 	c->movie_size = be64toh(r->movie_size);
 	c->table_addr = be64toh(r->table_addr);
 	c->table_rkey = be32toh(r->table_rkey);
@@ -446,9 +465,15 @@ int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	return wait_ready(c, o->timeout_ms);
 }
 
+/*
+ * A READ sink. On iWARP the READ response is placed as an RDMA WRITE
+ * into it (RFC 5040), so the sink needs remote write access there.
+ */
 struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len)
 {
-	struct ibv_mr *mr = ibv_reg_mr(c->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	int access = IBV_ACCESS_LOCAL_WRITE |
+		     (iwarp(c) ? IBV_ACCESS_REMOTE_WRITE : 0);
+	struct ibv_mr *mr = ibv_reg_mr(c->pd, buf, len, access);
 
 	if (!mr)
 		fail(c, KVOD_FAIL_LOCAL, "ibv_reg_mr of %zu bytes: %s", len,
