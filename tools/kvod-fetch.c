@@ -431,7 +431,13 @@ static int run(struct fetch *f, double t_end)
 		/* In flight: a completion is due within the timeout. */
 		wait = f->posted != f->done ? f->o->timeout_ms : -1;
 		watchdog = wait >= 0;
-		if (f->o->rate) {
+		/*
+		 * A player may wake early to post more, unless all its slots
+		 * are in flight: then only a completion lets it post, and
+		 * waking for the clock would spin (a player that fell behind
+		 * has its next post due at once) with the watchdog off.
+		 */
+		if (f->o->rate && f->posted - f->done < f->o->depth) {
 			int idle = idle_ms(f, t);
 
 			if (idle >= 0 && (wait < 0 || idle < wait)) {
