@@ -122,30 +122,7 @@ LOG_SEEN=$(kernel_log_lines)
 RUN_SUITE_AFTER=health_after
 
 # The programs to run, in order.
-tests=()
-if (($#)); then
-	names=("$@")
-elif [ -n "${KVOD_TESTS:-}" ]; then
-	read -r -a names <<<"$KVOD_TESTS"
-else
-	names=()
-	shopt -s nullglob
-	for f in "$TEST_DIR"/*_test "$TEST_DIR"/*.sh; do
-		if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; }; then
-			names+=("$(basename "$f")")
-		fi
-	done
-	shopt -u nullglob
-fi
-for name in "${names[@]}"; do
-	if [[ $name == */* ]]; then
-		tests+=("$(readlink -f "$name")")
-	elif [ ! -e "$TEST_DIR/$name" ] && [ -e "$TEST_DIR/$name.sh" ]; then
-		tests+=("$TEST_DIR/$name.sh")
-	else
-		tests+=("$TEST_DIR/$name")
-	fi
-done
+mapfile -t tests < <(suite_programs "$TEST_DIR" "$@")
 
 rc=0
 run_suite kvod before_test "${tests[@]}" || rc=$?

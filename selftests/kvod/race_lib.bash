@@ -7,8 +7,9 @@
 #
 # A stress test runs client loops in the background while its main loop
 # changes what they use (listeners, movies, devices, namespaces) for
-# $KVOD_STRESS_SECONDS (default 60 times $KVOD_TIMEOUT_SCALE). Every client run ends in exactly one
-# outcome word, appended to $RACE_TMP/NAME.out:
+# $KVOD_STRESS_SECONDS (default 60 times $KVOD_TIMEOUT_SCALE). Every
+# client run ends in exactly one outcome word, appended to
+# $RACE_TMP/NAME.out:
 #
 #	ok	the data arrived and is byte-exact (cmp against a source file)
 #	err	the client was refused, rejected or cut short and said so

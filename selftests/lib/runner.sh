@@ -24,6 +24,41 @@
 # With KVOD_RESULTS set, each program's unindented output is also saved
 # as $KVOD_RESULTS/SUITE/NAME.log.
 
+# suite_programs DIR [NAME...]: the programs to run, a path a line, in
+# order: NAME..., or else the names in $KVOD_TESTS, or else DIR/*_test
+# then DIR/*.sh, each in glob order (run_guest.sh sets LC_COLLATE=C).
+# A NAME with a "/" is a path; otherwise a file in DIR, where ".sh" may
+# be left out.
+suite_programs() {
+	local dir=$1 name f
+	local -a names
+
+	shift
+	if (($#)); then
+		names=("$@")
+	elif [ -n "${KVOD_TESTS:-}" ]; then
+		read -r -a names <<<"$KVOD_TESTS"
+	else
+		names=()
+		shopt -s nullglob
+		for f in "$dir"/*_test "$dir"/*.sh; do
+			if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; }; then
+				names+=("$(basename "$f")")
+			fi
+		done
+		shopt -u nullglob
+	fi
+	for name in "${names[@]}"; do
+		if [[ $name == */* ]]; then
+			readlink -f "$name"
+		elif [ ! -e "$dir/$name" ] && [ -e "$dir/$name.sh" ]; then
+			echo "$dir/$name.sh"
+		else
+			echo "$dir/$name"
+		fi
+	done
+}
+
 # test_timeout PATH: the timeout in seconds for test program PATH.
 test_timeout() {
 	echo $(($(base_timeout "$1") * ${KVOD_TIMEOUT_SCALE:-1}))
