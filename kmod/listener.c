@@ -84,9 +84,11 @@ bool kvod_peer_add(struct hlist_head *peers, struct kvod_peer *peer,
 	unsigned int same = 0;
 
 	bucket = &peers[hash_32(peer_hash(&peer->addr), KVOD_PEER_BITS)];
-	hlist_for_each_entry(other, bucket, node) {
-		if (max && peer_eq(&other->addr, &peer->addr) && ++same >= max)
-			return false;
+	if (max) {
+		hlist_for_each_entry(other, bucket, node) {
+			if (peer_eq(&other->addr, &peer->addr) && ++same >= max)
+				return false;
+		}
 	}
 	hlist_add_head(&peer->node, bucket);
 	return true;
