@@ -27,7 +27,7 @@
 #include <linux/limits.h>
 #include <linux/string.h>
 
-#include "http.h"
+#include "http_parse.h"
 
 /* RFC 9110 5.6.2 tchar */
 static bool is_tchar(u8 c)
