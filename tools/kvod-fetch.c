@@ -122,41 +122,6 @@ static void usage(FILE *f)
 		KVOD_RDMA_PORT);
 }
 
-/* N [k|K|m|M|g|G], binary multiples; whole numbers only. */
-static int parse_size(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned int shift = 0;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	default:
-		return -1;
-	}
-	if (*end && end[1])
-		return -1;
-	if (shift && *v > (UINT64_MAX >> shift))
-		return -1;
-	*v <<= shift;
-	return 0;
-}
-
 static int parse_seconds(const char *s, double *v)
 {
 	char *end;
@@ -194,20 +159,20 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 			o->out = optarg;
 			break;
 		case 'O':
-			if (parse_size(optarg, &o->offset))
+			if (kvod_parse_size(optarg, &o->offset))
 				goto bad;
 			break;
 		case 'l':
-			if (parse_size(optarg, &o->length) || !o->length)
+			if (kvod_parse_size(optarg, &o->length) || !o->length)
 				goto bad;
 			break;
 		case 'c':
-			if (parse_size(optarg, &v) || !v || v > CHUNK_MAX)
+			if (kvod_parse_size(optarg, &v) || !v || v > CHUNK_MAX)
 				goto bad;
 			o->chunk = v;
 			break;
 		case 'd':
-			if (parse_size(optarg, &v) || !v || v > DEPTH_MAX)
+			if (kvod_parse_size(optarg, &v) || !v || v > DEPTH_MAX)
 				goto bad;
 			o->depth = v;
 			break;
@@ -216,7 +181,7 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 				goto bad;
 			break;
 		case 'C':
-			if (parse_size(optarg, &o->cache_ms) || !o->cache_ms ||
+			if (kvod_parse_size(optarg, &o->cache_ms) || !o->cache_ms ||
 			    o->cache_ms > 3600 * 1000)
 				goto bad;
 			cache_set = 1;
@@ -230,12 +195,12 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 				goto bad;
 			break;
 		case 'S':
-			if (parse_size(optarg, &v) || v > UINT32_MAX)
+			if (kvod_parse_size(optarg, &v) || v > UINT32_MAX)
 				goto bad;
 			o->seed = v;
 			break;
 		case 't':
-			if (parse_size(optarg, &v) || !v || v > 600000)
+			if (kvod_parse_size(optarg, &v) || !v || v > 600000)
 				goto bad;
 			o->timeout_ms = v;
 			break;

@@ -10,11 +10,14 @@
  * be zero. Signs, blanks, exponents ("1e6"), units ("8.7Mb"), a bare
  * point (".5", "5.") and anything else are rejected.
  *
+ * SIZE, for byte counts and counts, is kvod_parse_size() below.
+ *
  * selftests/host/rate_test.c holds the cases.
  */
 #include "rate.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define DIGITS	"0123456789"
@@ -93,5 +96,46 @@ int kvod_parse_rate(const char *s, uint64_t *rate)
 	if (!v)
 		return -EINVAL;
 	*rate = v;
+	return 0;
+}
+
+/**
+ * kvod_parse_size() - parse a SIZE or a count: N[k|K|m|M|g|G]
+ * @s: the text
+ * @v: the value; binary multiples (1k is 1024)
+ *
+ * Whole numbers only. Returns 0, or -1 if @s is not one or overflows.
+ */
+int kvod_parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned int shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	default:
+		return -1;
+	}
+	if (*end && end[1])
+		return -1;
+	if (shift && *v > (UINT64_MAX >> shift))
+		return -1;
+	*v <<= shift;
 	return 0;
 }

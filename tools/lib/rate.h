@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tools/lib: code that kvodctl and kvod-fetch share, so that both read
+ * tools/lib: code that kvodctl, kvod-fetch and kvod-proxy share, so that both read
  * their command lines the same way. Plain C with <stdint.h> types, no
  * kvod headers, no output: callers print their own errors.
  */
@@ -12,5 +12,9 @@
 /* rate.c: RATE, a bit rate such as 8.7M */
 
 int kvod_parse_rate(const char *s, uint64_t *rate);
+
+/* SIZE, a byte count or count such as 256k */
+
+int kvod_parse_size(const char *s, uint64_t *v);
 
 #endif /* KVOD_LIB_RATE_H */

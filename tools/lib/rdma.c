@@ -82,16 +82,62 @@ const char *kvod_status_str(int status)
 }
 
 /**
- * kvod_parse_url() - split rdma://HOST[:PORT]/NAME
+ * kvod_parse_server() - split the HOST[:PORT] of an rdma:// URL
+ * @s: its first byte, after "rdma://"
+ * @n: its length
  *
  * HOST is a name, an IPv4 literal or an IPv6 literal in brackets. PORT
  * defaults to KVOD_RDMA_PORT. Returns 0 or -1.
  */
+int kvod_parse_server(const char *s, size_t n, char *host, size_t hlen,
+		      char *port, size_t plen)
+{
+	const char *end = s + n, *hend, *p = s;
+	size_t len;
+
+	if (*p == '[') {
+		hend = memchr(p, ']', n);
+		if (!hend)
+			return -1;
+		len = hend - p - 1;
+		p++;
+		hend++;
+	} else {
+		hend = memchr(p, ':', n);
+		if (!hend)
+			hend = end;
+		len = hend - p;
+	}
+	if (!len || len >= hlen)
+		return -1;
+	memcpy(host, p, len);
+	host[len] = '\0';
+
+	if (hend == end) {
+		snprintf(port, plen, "%d", KVOD_RDMA_PORT);
+		return 0;
+	}
+	if (*hend != ':')
+		return -1;
+	len = end - hend - 1;
+	if (!len || len >= plen || strspn(hend + 1, "0123456789") < len)
+		return -1;
+	memcpy(port, hend + 1, len);
+	port[len] = '\0';
+	if (!atoi(port) || atoi(port) > 65535)
+		return -1;
+	return 0;
+}
+
+/**
+ * kvod_parse_url() - split rdma://HOST[:PORT]/NAME
+ *
+ * As kvod_parse_server() for HOST and PORT. Returns 0 or -1.
+ */
 int kvod_parse_url(const char *url, char *host, size_t hlen, char *port,
 		   size_t plen, char *name, size_t nlen)
 {
-	const char *p, *hend, *slash;
-	size_t n;
+	const char *p, *slash;
 
 	if (strncmp(url, "rdma://", 7))
 		return -1;
@@ -99,38 +145,8 @@ int kvod_parse_url(const char *url, char *host, size_t hlen, char *port,
 	slash = strchr(p, '/');
 	if (!slash || !slash[1] || strchr(slash + 1, '/'))
 		return -1;
-	if (*p == '[') {
-		hend = memchr(p, ']', slash - p);
-		if (!hend)
-			return -1;
-		n = hend - p - 1;
-		p++;
-		hend++;
-	} else {
-		hend = memchr(p, ':', slash - p);
-		if (!hend)
-			hend = slash;
-		n = hend - p;
-	}
-	if (!n || n >= hlen)
+	if (kvod_parse_server(p, slash - p, host, hlen, port, plen))
 		return -1;
-	memcpy(host, p, n);
-	host[n] = '\0';
-
-	if (*hend == ':') {
-		n = slash - hend - 1;
-		if (!n || n >= plen || strspn(hend + 1, "0123456789") != n)
-			return -1;
-		memcpy(port, hend + 1, n);
-		port[n] = '\0';
-		if (!atoi(port) || atoi(port) > 65535)
-			return -1;
-	} else if (hend == slash) {
-		snprintf(port, plen, "%d", KVOD_RDMA_PORT);
-	} else {
-		return -1;
-	}
-
 	if (strlen(slash + 1) >= nlen)
 		return -1;
 	strcpy(name, slash + 1);
@@ -589,8 +605,14 @@ int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 	return 0;
 }
 
-/* An rdma_cm event while connected: only endings are expected. */
-static void conn_event(struct kvod_conn *c)
+/**
+ * kvod_conn_event() - take one rdma_cm event while connected
+ *
+ * Only endings are expected: DISCONNECTED, DEVICE_REMOVAL and
+ * TIMEWAIT_EXIT set c->disconnected and error the QP, which flushes every
+ * outstanding WR. For callers that watch c->ec->fd themselves.
+ */
+void kvod_conn_event(struct kvod_conn *c)
 {
 	struct rdma_cm_event *ev;
 
@@ -659,7 +681,7 @@ int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms)
 				ibv_ack_cq_events(cq, 1);
 		}
 		if (k > 0 && (pfd[1].revents & POLLIN))
-			conn_event(c);
+			kvod_conn_event(c);
 	}
 out:
 	if (k < 0)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tools/lib/rdma: the client side of kvod's RDMA wire protocol, version 1
- * (uapi/linux/kvod_rdma.h, Documentation/rdma.rst), shared by kvod-fetch and
- * the selftests' hostile client.
+ * (uapi/linux/kvod_rdma.h, Documentation/rdma.rst), shared by kvod-fetch,
+ * kvod-proxy and the selftests' hostile client.
  *
  * One struct kvod_conn is one rdma_cm connection to a kvod server:
  *
@@ -14,6 +14,8 @@
  *	kvod_post_read()	one RDMA READ
  *	kvod_poll()		completions, sleeping on the completion and
  *				the rdma_cm channels when there are none
+ *	kvod_conn_event()	an rdma_cm event, for callers that wait on
+ *				the channels themselves (kvod-proxy)
  *	kvod_close()		disconnect and destroy, in order
  *
  * Nothing here prints; failures leave a sentence in c->err.
@@ -100,6 +102,8 @@ struct kvod_conn {
 
 size_t kvod_build_req(void *buf, size_t room, const char *name);
 const char *kvod_status_str(int status);
+int kvod_parse_server(const char *s, size_t n, char *host, size_t hlen,
+		      char *port, size_t plen);
 int kvod_parse_url(const char *url, char *host, size_t hlen, char *port,
 		   size_t plen, char *name, size_t nlen);
 
@@ -109,6 +113,7 @@ struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len);
 int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id);
 int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms);
+void kvod_conn_event(struct kvod_conn *c);
 long kvod_seg_find(const struct kvod_conn *c, uint64_t off);
 void kvod_close(struct kvod_conn *c);
 
