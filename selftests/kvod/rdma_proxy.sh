@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kvod-proxy: HTTP players stream from the RDMA server through it. curl
+# gets whole movies and ranges byte-exact (across the segment table's
+# boundaries), HEAD and 416 and 404 as kvod's own HTTP server answers
+# them, keep-alive and several players share one RDMA connection per
+# movie, ffprobe decodes an MP4 whose index is at the end (Range
+# requests), ffmpeg seeks into the middle, a player that leaves
+# mid-stream does not disturb the rest, a server that goes away gets 502
+# with a reason, and the proxy reconnects once it is back.
+#
+# timeout: 600
+
+# shellcheck source=selftests/kvod/rdma_lib.bash
+. "$(dirname "$0")/rdma_lib.bash"
+
+KVOD_PROXY=$KVOD_REPO/tools/kvod-proxy
+PROXY=127.0.0.1:8554
+PURL=http://$PROXY
+
+proxy_pid=
+rdma_on_exit() {
+	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
+	wait 2>/dev/null
+}
+
+# fetch PATH [CURL_ARGS...]: the body, through the proxy.
+fetch() {
+	local path=$1
+
+	shift
+	curl -sf --max-time "$(time_limit 60)" "$@" "$PURL/$path"
+}
+
+# status PATH [CURL_ARGS...]: the HTTP status the proxy answers.
+status() {
+	local path=$1
+
+	shift
+	curl -s -o /dev/null -w '%{http_code}' \
+		--max-time "$(time_limit 60)" "$@" "$PURL/$path"
+}
+
+# range FILE FIRST LAST: those bytes of FILE.
+range() {
+	tail -c +$(($2 + 1)) "$1" | head -c $(($3 - $2 + 1))
+}
+
+frames() {
+	ffprobe -v error -count_frames -select_streams v:0 \
+		-show_entries stream=nb_read_frames -of csv=p=0 "$1" |
+		awk 'NF { print; exit }'
+}
+
+ktap_header
+ktap_plan 18
+[ -x "$KVOD_PROXY" ] || ktap_bail_out "$KVOD_PROXY not built (make tools)"
+rdma_test_start
+
+MiB=$((1 << 20))
+movie_add alpha $((20 * MiB + 4321)) || ktap_bail_out "cannot add a movie"
+movie_add beta $((5 * MiB)) || ktap_bail_out "cannot add a movie"
+{ ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
+	-c:v mpeg4 -g 25 "$RDMA_TMP/sample.mp4" &&
+	"$KVOD_HELPER" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
+	ktap_bail_out "cannot make sample.mp4"
+
+"$KVOD_PROXY" -f --listen "$PROXY" --chunk 64k --depth 4 \
+	--timeout $((2000 * ${KVOD_TIMEOUT_SCALE:-1})) --linger 600 "$RDMA_URL" \
+	2>"$RDMA_TMP/proxy.log" &
+proxy_pid=$!
+wait_for "$(time_limit 10)" curl -s -o /dev/null "$PURL/" ||
+	ktap_bail_out "kvod-proxy does not answer on $PROXY: $(cat "$RDMA_TMP/proxy.log")"
+
+size=$(stat -c %s "$RDMA_TMP/alpha")
+head=$(curl -s -I "$PURL/alpha" | tr -d '\r')
+check_eq "HEAD: 200, the movie's length, byte ranges" \
+	"HTTP/1.1 200 OK|Accept-Ranges: bytes|Content-Length: $size" \
+	"$(grep -E '^(HTTP/|Content-Length|Accept-Ranges)' <<<"$head" | paste -sd'|')"
+check_eq "GET: the whole movie, byte-exact" "$(sha256sum <"$RDMA_TMP/alpha")" \
+	"$(fetch alpha | sha256sum)"
+
+# Ranges across every segment boundary the server's table has.
+bad=
+for o in $("$RDMA_CLIENT" "$RXE_ADDR" table alpha | awk '/^seg:/ { print $2 }') \
+	$((7 * MiB + 1)) $((size - 10)); do
+	first=$((o > 70000 ? o - 70000 : 0))
+	last=$((first + 200000 < size ? first + 200000 : size - 1))
+	[ "$(range "$RDMA_TMP/alpha" "$first" "$last" | sha256sum)" = \
+		"$(fetch alpha -r "$first-$last" | sha256sum)" ] ||
+		bad+=" $first-$last"
+done
+check_eq "ranges across the segment boundaries, byte-exact" "" "$bad"
+check_eq "Range: 206 and its Content-Range" \
+	"HTTP/1.1 206 Partial Content|Content-Range: bytes 100-199/$size" \
+	"$(curl -s -D - -o /dev/null -r 100-199 "$PURL/alpha" | tr -d '\r' |
+		grep -E '^(HTTP/|Content-Range)' | paste -sd'|')"
+check_eq "suffix range: the last 1000 bytes" \
+	"$(tail -c 1000 "$RDMA_TMP/alpha" | sha256sum)" \
+	"$(fetch alpha -r -1000 | sha256sum)"
+check_eq "a range past the end: 416" 416 "$(status alpha -r "$size-")"
+check_eq "an unknown movie: 404; an invalid name: 404" "404 404" \
+	"$(status nosuchmovie) $(status ..)"
+check_eq "a method other than GET and HEAD: 405" 405 \
+	"$(status alpha -X DELETE)"
+
+# Keep-alive: three requests on one TCP connection (curl --next keeps it).
+accepted=$(rdma_counter accepted)
+out=$(curl -s -w '%{num_connects}\n' -o "$RDMA_TMP/k1" "$PURL/beta" \
+	--next -s -w '%{num_connects}\n' -r 0-99 -o "$RDMA_TMP/k2" "$PURL/beta" \
+	--next -s -w '%{num_connects}\n' -o "$RDMA_TMP/k3" "$PURL/alpha")
+range "$RDMA_TMP/beta" 0 99 >"$RDMA_TMP/beta.0-99"
+bad=
+for k in k1:beta k2:beta.0-99 k3:alpha; do
+	cmp "$RDMA_TMP/${k%%:*}" "$RDMA_TMP/${k#*:}" >&2 || bad+=" ${k%%:*}"
+done
+check_eq "keep-alive: three responses on one connection, byte-exact" \
+	"1 0 0|" "$(paste -sd' ' <<<"$out")|$bad"
+
+# Several players at once, on two movies.
+pids=()
+for i in 1 2 3 4; do
+	fetch "$([ $((i % 2)) = 0 ] && echo alpha || echo beta)" \
+		-o "$RDMA_TMP/p$i" &
+	pids+=("$!")
+done
+wait "${pids[@]}"
+bad=
+for i in 1 2 3 4; do
+	cmp "$RDMA_TMP/p$i" "$RDMA_TMP/$([ $((i % 2)) = 0 ] && echo alpha || echo beta)" >&2 ||
+		bad+=" p$i"
+done
+check_eq "four players at once on two movies, byte-exact" "" "$bad"
+check_eq "every request for a movie shared one RDMA connection (beta)" 1 \
+	"$(($(rdma_counter accepted) - accepted))"
+
+# A player that leaves after 1 MiB; the next one is served in full.
+fetch alpha | head -c "$MiB" >/dev/null
+check_eq "after a player left mid-stream, the next gets it all" \
+	"$(sha256sum <"$RDMA_TMP/alpha")" "$(fetch alpha | sha256sum)"
+
+n=$(frames "$RDMA_TMP/sample.mp4")
+check_eq "ffprobe through the proxy: same frames as the file (moov at end)" \
+	"$n" "$(frames "$PURL/sample.mp4")"
+check_ok "ffmpeg seeks into the middle (-ss 2) through the proxy" \
+	ffmpeg -v error -ss 2 -i "$PURL/sample.mp4" -f null -
+
+# The server goes away (UNLISTEN disconnects its clients), and comes back.
+"$KVODCTL" unlisten rdma "$RXE_EP"
+wait_for "$(time_limit 10)" grep -q '^kvod-proxy: beta: ' \
+	"$RDMA_TMP/proxy.log"
+check_eq "server gone: 502, and the reason in the body" "502 yes" \
+	"$(curl -s -o "$RDMA_TMP/body" -w '%{http_code}' "$PURL/beta") $(grep -qE '^502 Bad Gateway: .+' "$RDMA_TMP/body" && echo yes)"
+ktap_print_msg "$(cat "$RDMA_TMP/body")"
+"$KVODCTL" listen rdma "$RXE_EP" || ktap_bail_out "cannot listen again"
+check_eq "server back: the proxy reconnects, byte-exact" \
+	"$(sha256sum <"$RDMA_TMP/beta")" "$(fetch beta | sha256sum)"
+
+kill "$proxy_pid"
+wait "$proxy_pid"
+rc=$?
+proxy_pid=
+check_eq "SIGTERM: the proxy exits 0" 0 "$rc"
+wait_test 10 = 0 rdma_counter active
+check_eq "its RDMA connections are gone from the server" 0 \
+	"$(rdma_counter active)"
+ktap_print_msg "proxy log: $(tr '\n' ' ' <"$RDMA_TMP/proxy.log")"
+
+rdma_test_stop
+ktap_finish

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvod-proxy: let any HTTP player stream from a kvod RDMA server.
+ *
+ *   kvod-proxy [-f] [--listen ENDPOINT] [--chunk SIZE] [--depth N]
+ *	[--qp-depth N] [--max-clients N] [--timeout MS] [--send-timeout SEC]
+ *	[--idle-timeout SEC] [--linger SEC] rdma://HOST[:PORT]
+ *
+ * Runs on the viewer's machine (default 127.0.0.1:8554): a player asks
+ * for http://127.0.0.1:8554/NAME and the proxy answers with the movie's
+ * bytes, READ from the server. One thread, one epoll loop over the
+ * listening socket, the players' sockets and each open movie's completion
+ * and rdma_cm channels. kvod-proxy.h says how the parts fit and live.
+ * Documentation/kvod-proxy.1 is the manual.
+ *
+ * Exit status: 0 on SIGINT or SIGTERM, 1 if it cannot start, 2 bad usage.
+ */
+#define _GNU_SOURCE
+#include "kvod-proxy.h"
+#include "lib/endpoint.h"
+#include "lib/rate.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+
+static volatile sig_atomic_t stop;
+static int log_to_syslog;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int64_t proxy_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+void proxy_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (log_to_syslog) {
+		vsyslog(LOG_NOTICE, fmt, ap);
+	} else {
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: kvod-proxy [-f] [--listen ENDPOINT] [--chunk SIZE] [--depth N]\n"
+		"                  [--qp-depth N] [--max-clients N] [--timeout MS]\n"
+		"                  [--send-timeout SEC] [--idle-timeout SEC] [--linger SEC]\n"
+		"                  rdma://HOST[:PORT]\n"
+		"  ENDPOINT is IPV4:PORT, [IPV6]:PORT or PORT (default 127.0.0.1:8554).\n"
+		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d.\n"
+		"  SIZE and N take k/K, M, G suffixes (powers of 1024).\n",
+		KVOD_RDMA_PORT);
+}
+
+/* --opt N, within [min, max]. */
+static int num_arg(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	return kvod_parse_size(s, v) || *v < min || *v > max ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct proxy_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "qp-depth", required_argument, NULL, 'Q' },
+		{ "max-clients", required_argument, NULL, 'm' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "send-timeout", required_argument, NULL, 's' },
+		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "linger", required_argument, NULL, 'L' },
+		{ "help", no_argument, NULL, 'h' },
+		{ }
+	};
+	const char *url;
+	uint64_t v;
+	int opt, li;
+	size_t n;
+
+	while (li = -1,
+	       (opt = getopt_long(argc, argv, "fh", longopts, &li)) != -1) {
+		switch (opt) {
+		case 'f':
+			o->foreground = 1;
+			break;
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'c':
+			if (num_arg(optarg, 4096, 64 << 20, &v))
+				goto bad;
+			o->chunk = v;
+			break;
+		case 'd':
+			if (num_arg(optarg, 1, 256, &v))
+				goto bad;
+			o->depth = v;
+			break;
+		case 'Q':
+			if (num_arg(optarg, 1, 4096, &v))
+				goto bad;
+			o->qp_depth = v;
+			break;
+		case 'm':
+			if (num_arg(optarg, 1, 1 << 20, &v))
+				goto bad;
+			o->max_clients = v;
+			break;
+		case 't':
+			if (num_arg(optarg, 1, 600000, &v))
+				goto bad;
+			o->timeout_ms = v;
+			break;
+		case 's':
+			if (num_arg(optarg, 1, 86400, &v))
+				goto bad;
+			o->send_timeout_s = v;
+			break;
+		case 'i':
+			if (num_arg(optarg, 1, 86400, &v))
+				goto bad;
+			o->idle_timeout_s = v;
+			break;
+		case 'L':
+			if (num_arg(optarg, 0, 86400, &v))
+				goto bad;
+			o->linger_s = v;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return -1;
+	}
+	url = argv[optind];
+	n = strlen(url);
+	if (n > 7 && url[n - 1] == '/')
+		n--;
+	if (strncmp(url, "rdma://", 7) || n <= 7 || memchr(url + 7, '/', n - 7) ||
+	    kvod_parse_server(url + 7, n - 7, o->host, sizeof(o->host),
+			      o->port, sizeof(o->port))) {
+		fprintf(stderr, "kvod-proxy: '%s' is not rdma://HOST[:PORT]\n",
+			url);
+		return -1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "kvod-proxy: bad value '%s' for --%s\n", optarg,
+		longopts[li].name);
+	return -1;
+}
+
+static int listen_on(struct proxy *p)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &p->listen_ev };
+	struct sockaddr_storage ss = { 0 };
+	struct kvod_sockaddr ka;
+	socklen_t len;
+	int one = 1;
+
+	if (kvod_parse_endpoint(p->o.listen, false, &ka)) {
+		fprintf(stderr, "kvod-proxy: '%s' is not an endpoint\n",
+			p->o.listen);
+		return -1;
+	}
+	if (ka.family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(ka.port);
+		s6->sin6_scope_id = ka.scope_id;
+		memcpy(&s6->sin6_addr, ka.addr, 16);
+		len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(ka.port);
+		memcpy(&s4->sin_addr, ka.addr, 4);
+		len = sizeof(*s4);
+	}
+	p->listen_ev = PEV_LISTEN;
+	p->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			0);
+	if (p->lfd < 0 ||
+	    setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(p->lfd, (struct sockaddr *)&ss, len) ||
+	    listen(p->lfd, 128) ||
+	    epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->lfd, &e)) {
+		fprintf(stderr, "kvod-proxy: cannot listen on %s: %s\n",
+			p->o.listen, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void dispatch(struct proxy *p, struct epoll_event *e)
+{
+	enum proxy_ev *ev = e->data.ptr;
+
+	switch (*ev) {
+	case PEV_LISTEN:
+		client_accept(p);
+		break;
+	case PEV_CLIENT:
+		client_event((struct client *)ev, e->events);
+		break;
+	case PEV_MOVIE_CQ: {
+		struct pmovie *m = (struct pmovie *)ev;
+
+		if (!m->freed)
+			movie_cq_event(m);
+		break;
+	}
+	case PEV_MOVIE_CM: {
+		struct pmovie *m = (struct pmovie *)
+			((char *)ev - offsetof(struct pmovie, cm_ev));
+
+		if (!m->freed)
+			movie_cm_event(m);
+		break;
+	}
+	}
+}
+
+static void tick(struct proxy *p)
+{
+	int64_t now = proxy_now_ms();
+	struct client *cl, *next;
+
+	for (cl = p->clients; cl; cl = next) {
+		next = cl->next;
+		client_tick(cl, now);
+	}
+	movie_tick(p, now);
+}
+
+/* Close the players; exit releases the RDMA resources with the process. */
+static void shut_down(struct proxy *p)
+{
+	while (p->clients)
+		client_movie_lost(p->clients);
+	proxy_reap(p);
+}
+
+int main(int argc, char **argv)
+{
+	struct proxy p = {
+		.o = {
+			.listen = "127.0.0.1:8554",
+			.chunk = 256 * 1024,
+			.depth = 8,
+			.qp_depth = 64,
+			.max_clients = 1024,
+			.timeout_ms = 5000,
+			.send_timeout_s = 60,
+			.idle_timeout_s = 60,
+			.linger_s = 30,
+		},
+	};
+	struct epoll_event ev[64];
+	int64_t next_tick = 0;
+
+	if (parse_args(argc, argv, &p.o))
+		return EXIT_USAGE;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	p.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (p.epfd < 0 || listen_on(&p))
+		return EXIT_FAIL;
+	if (!p.o.foreground) {
+		if (daemon(0, 0)) {
+			fprintf(stderr, "kvod-proxy: daemon: %s\n",
+				strerror(errno));
+			return EXIT_FAIL;
+		}
+		openlog("kvod-proxy", LOG_PID, LOG_DAEMON);
+		log_to_syslog = 1;
+	}
+	proxy_log("kvod-proxy: serving %s from rdma://%s:%s", p.o.listen,
+		  p.o.host, p.o.port);
+
+	while (!stop) {
+		int n, i;
+
+		n = epoll_wait(p.epfd, ev, 64, 1000);
+		if (n < 0 && errno != EINTR) {
+			proxy_log("kvod-proxy: epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++)
+			dispatch(&p, &ev[i]);
+		if (proxy_now_ms() >= next_tick) {
+			tick(&p);
+			next_tick = proxy_now_ms() + 1000;
+		}
+		proxy_reap(&p);
+	}
+	shut_down(&p);
+	close(p.lfd);
+	close(p.epfd);
+	return 0;
+}

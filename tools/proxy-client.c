@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvod-proxy's HTTP side: one player's connection. Requests are parsed by
+ * the module's own parser (kmod/http_parse.c), so the proxy accepts,
+ * refuses and frames requests exactly as kvod's HTTP server does: the
+ * same limits (HTTP_HDR_MAX, HTTP_FIELDS_MAX), the same statuses for
+ * malformed input, single-range GET, keep-alive and pipelining.
+ *
+ * A body is sent from the client's ring of --depth slots of --chunk bytes:
+ * each slot is one RDMA READ of the movie at the slot's offset; slots are
+ * written to the socket in order as their READs complete, and refilled
+ * with the next offset once written. A Range request starts the ring at
+ * its first byte: a seek costs READs at another offset, not a reconnect.
+ * The socket is non-blocking and edge-triggered; can_write records
+ * whether it took everything last time.
+ */
+#define _GNU_SOURCE
+#include "kvod-proxy.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 206: return "Partial Content";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 416: return "Range Not Satisfiable";
+	case 431: return "Request Header Fields Too Large";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "HTTP Version Not Supported";
+	}
+}
+
+/* As kmod/http_send.c types a movie by its name. */
+static const char *content_type(const char *name)
+{
+	static const struct {
+		const char *ext;
+		const char *type;
+	} types[] = {
+		{ ".ts", "video/mp2t" },
+		{ ".mp4", "video/mp4" },
+		{ ".mkv", "video/x-matroska" },
+		{ ".webm", "video/webm" },
+	};
+	const char *dot = strrchr(name, '.');
+	size_t i;
+
+	for (i = 0; dot && i < sizeof(types) / sizeof(types[0]); i++) {
+		if (!strcasecmp(dot, types[i].ext))
+			return types[i].type;
+	}
+	return "application/octet-stream";
+}
+
+static void __attribute__((format(printf, 2, 3)))
+head_add(struct client *cl, const char *fmt, ...)
+{
+	size_t room = sizeof(cl->head) - cl->head_len;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cl->head + cl->head_len, room, fmt, ap);
+	va_end(ap);
+	cl->head_len += n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
+}
+
+static void head_start(struct client *cl, int status)
+{
+	cl->responding = 1;
+	cl->head_len = 0;
+	cl->head_sent = 0;
+	head_add(cl, "HTTP/1.1 %d %s\r\nServer: kvod-proxy\r\n", status,
+		 reason(status));
+}
+
+static void head_end(struct client *cl, int http10)
+{
+	if (cl->close_after)
+		head_add(cl, "Connection: close\r\n\r\n");
+	else if (http10)
+		head_add(cl, "Connection: keep-alive\r\n\r\n");
+	else
+		head_add(cl, "\r\n");
+}
+
+/* An answer without a movie: "STATUS REASON[: WHY]\n" as the body. */
+static void respond_error(struct client *cl, int status, int head, int http10,
+			  const char *why)
+{
+	char body[300];
+
+	if (status == 400 || status == 431 || status == 505)
+		cl->close_after = 1;
+	snprintf(body, sizeof(body), "%d %s%s%s\n", status, reason(status),
+		 why ? ": " : "", why ? why : "");
+	head_start(cl, status);
+	if (status == 405)
+		head_add(cl, "Allow: GET, HEAD\r\n");
+	head_add(cl, "Content-Type: text/plain\r\nContent-Length: %zu\r\n",
+		 strlen(body));
+	head_end(cl, http10);
+	if (!head)
+		head_add(cl, "%s", body);
+}
+
+/* As kmod/http_send.c: 200 (whole movie), 206, or 416. */
+static int resolve_range(const struct http_request *req, uint64_t length,
+			 uint64_t *first, uint64_t *last)
+{
+	*first = 0;
+	*last = length - 1;
+	switch (req->range) {
+	case HTTP_RANGE_FROM:
+		if (req->first >= length)
+			return 416;
+		*first = req->first;
+		*last = req->last < length - 1 ? req->last : length - 1;
+		return 206;
+	case HTTP_RANGE_SUFFIX:
+		if (!req->first)
+			return 416;
+		*first = length - (req->first < length ? req->first : length);
+		return 206;
+	default:
+		return 200;
+	}
+}
+
+/* Register the ring on @m's protection domain, if it is not already. */
+static int ring_register(struct client *cl, struct pmovie *m)
+{
+	struct proxy *p = cl->p;
+	struct pmovie *old = cl->mr_movie;
+
+	if (old == m)
+		return 0;
+	if (cl->mr) {
+		ibv_dereg_mr(cl->mr);
+		cl->mr = NULL;
+		cl->mr_movie = NULL;
+		old->regs--;
+		movie_maybe_free(old);
+	}
+	if (!cl->buf) {
+		cl->nslots = p->o.depth;
+		cl->buf = malloc((size_t)cl->nslots * p->o.chunk);
+		cl->slots = calloc(cl->nslots, sizeof(*cl->slots));
+		if (!cl->buf || !cl->slots)
+			return -1;
+	}
+	cl->mr = kvod_reg(&m->c, cl->buf, (size_t)cl->nslots * p->o.chunk);
+	if (!cl->mr)
+		return -1;
+	cl->mr_movie = m;
+	m->regs++;
+	return 0;
+}
+
+static void start_response(struct client *cl, const struct http_request *req)
+{
+	int head = req->method == HTTP_HEAD;
+	uint64_t first, last, size;
+	struct pmovie *m;
+	char why[256];
+	int status;
+
+	cl->close_after = req->close;
+	if (req->status) {
+		respond_error(cl, req->status, head, req->http10, NULL);
+		return;
+	}
+	if (!req->name[0]) {
+		respond_error(cl, 404, head, req->http10, NULL);
+		return;
+	}
+	m = movie_open(cl->p, req->name, &status, why, sizeof(why));
+	if (!m) {
+		respond_error(cl, status, head, req->http10,
+			      status == 404 ? NULL : why);
+		return;
+	}
+	size = m->c.movie_size;
+	status = resolve_range(req, size, &first, &last);
+	if (status != 416 && !head && ring_register(cl, m)) {
+		cl->close_after = 1;
+		respond_error(cl, 503, head, req->http10,
+			      "cannot allocate or register the player's buffers");
+		return;
+	}
+	head_start(cl, status);
+	if (status == 416) {
+		head_add(cl, "Content-Range: bytes */%llu\r\nContent-Length: 0\r\n",
+			 (unsigned long long)size);
+		head_end(cl, req->http10);
+		return;
+	}
+
+	head_add(cl, "Content-Type: %s\r\nAccept-Ranges: bytes\r\nContent-Length: %llu\r\n",
+		 content_type(m->name), (unsigned long long)(last - first + 1));
+	if (status == 206)
+		head_add(cl, "Content-Range: bytes %llu-%llu/%llu\r\n",
+			 (unsigned long long)first, (unsigned long long)last,
+			 (unsigned long long)size);
+	head_end(cl, req->http10);
+	if (head)
+		return;
+	cl->m = m;
+	movie_use(m);
+	cl->read_off = first;
+	cl->end = last + 1;
+	cl->posted = 0;
+	cl->written = 0;
+}
+
+static void client_free(struct client *cl)
+{
+	if (cl->mr) {
+		ibv_dereg_mr(cl->mr);
+		cl->mr_movie->regs--;
+		movie_maybe_free(cl->mr_movie);
+	}
+	free(cl->buf);
+	free(cl->slots);
+	cl->next = cl->p->reap_clients;
+	cl->p->reap_clients = cl;
+}
+
+/*
+ * Close the socket now; free the client once no READ of its is in flight
+ * (their completions write into its ring).
+ */
+static void client_close(struct client *cl)
+{
+	struct proxy *p = cl->p;
+
+	if (cl->gone)
+		return;
+	cl->gone = 1;
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
+	close(cl->fd);
+	if (cl->prev)
+		cl->prev->next = cl->next;
+	else
+		p->clients = cl->next;
+	if (cl->next)
+		cl->next->prev = cl->prev;
+	p->nclients--;
+	if (cl->m) {
+		movie_unuse(cl->m);
+		cl->m = NULL;
+	}
+	if (!cl->inflight)
+		client_free(cl);
+}
+
+/* The movie's connection failed under this response: cut it short. */
+void client_movie_lost(struct client *cl)
+{
+	client_close(cl);
+}
+
+void client_slot_done(struct pslot *s, int ok)
+{
+	struct client *cl = s->cl;
+
+	s->state = SLOT_READY;
+	s->failed = !ok;
+	cl->inflight--;
+	if (cl->gone && !cl->inflight)
+		client_free(cl);
+}
+
+/* Fill the free slots with READs; -1 if the movie is dead. */
+static int post_reads(struct client *cl)
+{
+	uint32_t chunk = cl->p->o.chunk;
+
+	while (cl->posted - cl->written < cl->nslots && cl->read_off < cl->end) {
+		unsigned int i = cl->posted % cl->nslots;
+		struct pslot *s = &cl->slots[i];
+		int r;
+
+		s->cl = cl;
+		s->off = cl->read_off;
+		s->len = cl->end - cl->read_off < chunk ? cl->end - cl->read_off : chunk;
+		s->sent = 0;
+		s->failed = 0;
+		s->state = SLOT_POSTED;
+		r = movie_post(cl->m, s, cl->buf + (size_t)i * chunk,
+			       cl->mr->lkey);
+		if (r) {
+			s->state = SLOT_FREE;
+			return r < 0 ? -1 : 0;
+		}
+		cl->inflight++;
+		cl->posted++;
+		cl->read_off += s->len;
+	}
+	return 0;
+}
+
+/* send() what it takes; 1 all of it, 0 the socket is full, -1 error. */
+static int send_some(struct client *cl, const char *buf, size_t len,
+		     size_t *done, int more)
+{
+	while (*done < len) {
+		ssize_t n;
+
+		if (!cl->can_write)
+			return 0;
+		n = send(cl->fd, buf + *done, len - *done,
+			 MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			cl->can_write = 0;
+			return 0;
+		}
+		if (n < 0)
+			return -1;
+		*done += n;
+		cl->deadline = proxy_now_ms() + cl->p->o.send_timeout_s * 1000LL;
+	}
+	return 1;
+}
+
+/* Progress on the response: 1 it is all sent, 0 waiting, -1 abort. */
+static int send_response(struct client *cl)
+{
+	uint32_t chunk = cl->p->o.chunk;
+	int r;
+
+	r = send_some(cl, cl->head, cl->head_len, &cl->head_sent, !!cl->m);
+	if (r <= 0 || !cl->m)
+		return r;
+	if (post_reads(cl))
+		return -1;
+	while (cl->written < cl->posted) {
+		unsigned int i = cl->written % cl->nslots;
+		struct pslot *s = &cl->slots[i];
+		size_t sent = s->sent;
+
+		if (s->state != SLOT_READY)
+			return 0;
+		if (s->failed)
+			return -1;
+		r = send_some(cl, cl->buf + (size_t)i * chunk, s->len, &sent,
+			      0);
+		s->sent = sent;
+		if (r <= 0)
+			return r;
+		s->state = SLOT_FREE;
+		cl->written++;
+		if (post_reads(cl))
+			return -1;
+	}
+	return cl->read_off >= cl->end;
+}
+
+static void finish_response(struct client *cl)
+{
+	cl->responding = 0;
+	if (cl->m) {
+		movie_unuse(cl->m);
+		cl->m = NULL;
+	}
+	cl->deadline = proxy_now_ms() + cl->p->o.idle_timeout_s * 1000LL;
+}
+
+/* Read what the socket has; 1 got bytes, 0 nothing yet, -1 closed. */
+static int read_some(struct client *cl)
+{
+	ssize_t n;
+
+	if (cl->in_len == sizeof(cl->in))
+		return 0;
+	do {
+		n = recv(cl->fd, cl->in + cl->in_len,
+			 sizeof(cl->in) - cl->in_len, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n <= 0)
+		return -1;
+	cl->in_len += n;
+	return 1;
+}
+
+/**
+ * client_run() - make all the progress that is possible now
+ *
+ * Sends what is ready, then takes the next request: from the bytes
+ * already received (pipelining), else from the socket. Requests wait in
+ * the socket while a response is on.
+ */
+void client_run(struct client *cl)
+{
+	struct http_request req;
+	int r;
+
+	while (!cl->gone) {
+		if (cl->responding) {
+			r = send_response(cl);
+			if (r < 0) {
+				client_close(cl);
+				return;
+			}
+			if (!r)
+				return;
+			finish_response(cl);
+			if (cl->close_after) {
+				shutdown(cl->fd, SHUT_WR);
+				client_close(cl);
+				return;
+			}
+			continue;
+		}
+		r = cl->in_len ? kvod_http_parse(cl->in, cl->in_len, &req) : 0;
+		if (r > 0) {
+			cl->in_len -= r;
+			memmove(cl->in, cl->in + r, cl->in_len);
+			start_response(cl, &req);
+			continue;
+		}
+		r = read_some(cl);
+		if (r < 0)
+			client_close(cl);
+		if (r <= 0)
+			return;
+	}
+}
+
+void client_event(struct client *cl, uint32_t events)
+{
+	if (cl->gone)
+		return;
+	if (events & EPOLLOUT)
+		cl->can_write = 1;
+	if (events & EPOLLERR) {
+		client_close(cl);
+		return;
+	}
+	client_run(cl);
+}
+
+/* Over --max-clients: answer 503 and close, as kvod's server does. */
+static void refuse(int fd)
+{
+	static const char msg[] =
+		"HTTP/1.1 503 Service Unavailable\r\nServer: kvod-proxy\r\n"
+		"Content-Type: text/plain\r\nContent-Length: 24\r\n"
+		"Connection: close\r\n\r\n503 Service Unavailable\n";
+
+	if (send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		proxy_log("kvod-proxy: 503: %s", strerror(errno));
+	close(fd);
+}
+
+void client_accept(struct proxy *p)
+{
+	for (;;) {
+		struct epoll_event e = {
+			.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+		};
+		struct client *cl;
+		int fd;
+
+		fd = accept4(p->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				proxy_log("kvod-proxy: accept: %s",
+					  strerror(errno));
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		if (p->nclients >= p->o.max_clients) {
+			refuse(fd);
+			continue;
+		}
+		cl = calloc(1, sizeof(*cl));
+		if (!cl) {
+			refuse(fd);
+			continue;
+		}
+		cl->ev = PEV_CLIENT;
+		cl->p = p;
+		cl->fd = fd;
+		cl->can_write = 1;
+		cl->deadline = proxy_now_ms() + p->o.idle_timeout_s * 1000LL;
+		e.data.ptr = &cl->ev;
+		if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e)) {
+			proxy_log("kvod-proxy: epoll: %s", strerror(errno));
+			close(fd);
+			free(cl);
+			continue;
+		}
+		cl->next = p->clients;
+		if (cl->next)
+			cl->next->prev = cl;
+		p->clients = cl;
+		p->nclients++;
+	}
+}
+
+/* The idle and send timeouts. */
+void client_tick(struct client *cl, int64_t now)
+{
+	if (now >= cl->deadline)
+		client_close(cl);
+}
