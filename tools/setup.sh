@@ -21,7 +21,8 @@ APT_PKGS=(
 	qemu-system-x86 busybox-static udev
 	rdma-core ibverbs-providers ibverbs-utils librdmacm-dev
 	libibverbs-dev rdmacm-utils perftest
-	ffmpeg curl nginx-light jq ethtool tcpdump procps psmisc
+	ffmpeg vlc-bin vlc-plugin-base curl nginx-light jq ethtool tcpdump
+	procps psmisc
 	libmnl-dev libcap-dev pkg-config man-db shellcheck
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64 iproute2)

@@ -6,8 +6,8 @@
 # boundaries), HEAD and 416 and 404 as kvod's own HTTP server answers
 # them, keep-alive and several players share one RDMA connection per
 # movie, ffprobe decodes an MP4 whose index is at the end (Range
-# requests), ffmpeg seeks into the middle, a player that leaves
-# mid-stream does not disturb the rest, a server that goes away gets 502
+# requests), ffmpeg seeks into the middle, VLC plays it, a player that
+# leaves mid-stream does not disturb the rest, a server that goes away gets 502
 # with a reason, and the proxy reconnects once it is back.
 #
 # timeout: 600
@@ -53,8 +53,18 @@ frames() {
 		awk 'NF { print; exit }'
 }
 
+# vlc_frames SOURCE: the video frames VLC remuxes from SOURCE into an
+# MPEG-TS on its stdout. VLC refuses to run as root, so it runs as nobody.
+vlc_frames() {
+	timeout "$(time_limit 120)" runuser -u nobody -- cvlc -q -I dummy \
+		--play-and-exit --no-audio "$1" \
+		--sout '#std{access=file,mux=ts,dst=-}' 2>/dev/null \
+		>"$RDMA_TMP/vlc.ts"
+	frames "$RDMA_TMP/vlc.ts"
+}
+
 ktap_header
-ktap_plan 18
+ktap_plan 19
 [ -x "$KVOD_PROXY" ] || ktap_bail_out "$KVOD_PROXY not built (make tools)"
 rdma_test_start
 
@@ -145,6 +155,15 @@ check_eq "ffprobe through the proxy: same frames as the file (moov at end)" \
 	"$n" "$(frames "$PURL/sample.mp4")"
 check_ok "ffmpeg seeks into the middle (-ss 2) through the proxy" \
 	ffmpeg -v error -ss 2 -i "$PURL/sample.mp4" -f null -
+
+# VLC through the proxy remuxes as many frames as from the file itself.
+vdir=$(mktemp -d)
+chmod 755 "$vdir"
+cp "$RDMA_TMP/sample.mp4" "$vdir/"
+n=$(vlc_frames "$vdir/sample.mp4")
+rm -rf "$vdir"
+check_eq "VLC (cvlc) through the proxy: as many frames as from the file ($n)" \
+	"$n" "$(vlc_frames "$PURL/sample.mp4")"
 
 # The server goes away (UNLISTEN disconnects its clients), and comes back.
 "$KVODCTL" unlisten rdma "$RXE_EP"
