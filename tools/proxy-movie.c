@@ -26,6 +26,16 @@ static int watch(struct pmovie *m, int fd, enum proxy_ev *ev)
 	return epoll_ctl(m->p->epfd, EPOLL_CTL_ADD, fd, &e);
 }
 
+/* Stop watching the connection's channels, then close it. */
+static void movie_disconnect(struct pmovie *m)
+{
+	if (m->c.cc)
+		epoll_ctl(m->p->epfd, EPOLL_CTL_DEL, m->c.cc->fd, NULL);
+	if (m->c.ec)
+		epoll_ctl(m->p->epfd, EPOLL_CTL_DEL, m->c.ec->fd, NULL);
+	kvod_close(&m->c);
+}
+
 /* Unlink and free; only once nothing refers to it (movie_maybe_free()). */
 static void movie_free(struct pmovie *m)
 {
@@ -37,11 +47,7 @@ static void movie_free(struct pmovie *m)
 			break;
 		}
 	}
-	if (m->c.cc)
-		epoll_ctl(m->p->epfd, EPOLL_CTL_DEL, m->c.cc->fd, NULL);
-	if (m->c.ec)
-		epoll_ctl(m->p->epfd, EPOLL_CTL_DEL, m->c.ec->fd, NULL);
-	kvod_close(&m->c);
+	movie_disconnect(m);
 	m->freed = 1;
 	m->next = m->p->reap_movies;
 	m->p->reap_movies = m;
@@ -148,11 +154,7 @@ static struct pmovie *movie_connect(struct proxy *p, const char *name,
 fail:
 	*status = fail_status(&m->c);
 	snprintf(why, wlen, "%s", m->c.err);
-	if (m->c.cc)
-		epoll_ctl(p->epfd, EPOLL_CTL_DEL, m->c.cc->fd, NULL);
-	if (m->c.ec)
-		epoll_ctl(p->epfd, EPOLL_CTL_DEL, m->c.ec->fd, NULL);
-	kvod_close(&m->c);
+	movie_disconnect(m);
 	free(m);
 	return NULL;
 }
