@@ -96,6 +96,7 @@ struct kvod_rdma_conn {
 	struct ib_qp *qp;
 	struct kvod_movie *movie;
 	u8 initiator_depth;		/* the client's READs in flight */
+	bool iwarp;			/* READY waits for the client's START */
 
 	struct kvod_rdma_seg *segs;
 	u32 nr_segs;
@@ -106,6 +107,16 @@ struct kvod_rdma_conn {
 	u64 ready_dma;
 	struct ib_cqe reg_cqe;
 	struct ib_cqe ready_cqe;
+	/* iWARP only: where the client's STARTs land, one RECV each */
+	struct kvod_rdma_start *start;
+	u64 start_dma;
+	struct ib_cqe start_cqe[KVOD_RDMA_STARTS];
+	/*
+	 * READY is posted by whoever takes this to 0: the ESTABLISHED
+	 * handler once the REG_MRs are posted, and, over iWARP, the first
+	 * START's completion. 1 over IB and RoCE, 2 over iWARP.
+	 */
+	atomic_t ready_gate;
 
 	unsigned long flags;
 	struct work_struct setup_work;
@@ -115,6 +126,7 @@ struct kvod_rdma_conn {
 #define KVOD_RDMA_CONN_CLOSING	0	/* release_work queued */
 #define KVOD_RDMA_CONN_ANSWERED	1	/* accepted or rejected */
 #define KVOD_RDMA_CONN_ACCEPTED	2	/* rdma_accept() succeeded */
+#define KVOD_RDMA_CONN_STARTED	3	/* iWARP: a START arrived */
 
 /* rdma.c */
 extern struct workqueue_struct *kvod_rdma_wq;

@@ -2,7 +2,8 @@
 /*
  * One RDMA connection: a protection domain of its own, the movie's memory
  * registered in it for remote READ, a segment table describing that
- * registration, and the single READY message.
+ * registration, and the single READY message (over iWARP, sent only once
+ * the client's START has arrived: see conn_post_starts()).
  *
  * The movie is covered by as few fast-registration MRs as the device
  * allows: runs of 2 MiB chunks use 2 MiB MR pages (rxe maps up to 512 pages
@@ -241,6 +242,33 @@ static int conn_map_ready(struct kvod_rdma_conn *conn)
 	return 0;
 }
 
+/* The STARTs' landing place, over iWARP: KVOD_RDMA_STARTS of them. */
+static int conn_map_start(struct kvod_rdma_conn *conn)
+{
+	size_t len = KVOD_RDMA_STARTS * sizeof(*conn->start);
+
+	conn->start = kzalloc(len, GFP_KERNEL);
+	if (!conn->start)
+		return -ENOMEM;
+	conn->start_dma = ib_dma_map_single(conn->dev, conn->start, len,
+					    DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(conn->dev, conn->start_dma)) {
+		conn->start_dma = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *conn_wr_name(struct kvod_rdma_conn *conn,
+				struct ib_cqe *cqe)
+{
+	if (cqe == &conn->ready_cqe)
+		return "READY";
+	if (cqe == &conn->reg_cqe)
+		return "REG_MR";
+	return "START";
+}
+
 static void conn_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kvod_rdma_conn *conn = cq->cq_context;
@@ -248,15 +276,115 @@ static void conn_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status == IB_WC_SUCCESS || wc->status == IB_WC_WR_FLUSH_ERR)
 		return;
 	pr_warn_ratelimited("conn %pISpc: %s failed: %s\n", &conn->peer.addr,
-			    wc->wr_cqe == &conn->ready_cqe ? "READY" : "REG_MR",
+			    conn_wr_name(conn, wc->wr_cqe),
 			    ib_wc_status_msg(wc->status));
 	kvod_rdma_conn_close(conn);
 }
 
+/* SEND the READY, behind the REG_MRs on the same send queue. */
+static int conn_post_ready(struct kvod_rdma_conn *conn)
+{
+	struct ib_sge sge = {
+		.addr = conn->ready_dma,
+		.length = sizeof(*conn->ready),
+		.lkey = conn->pd->local_dma_lkey,
+	};
+	struct ib_send_wr send = {
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+		.wr_cqe = &conn->ready_cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	return ib_post_send(conn->qp, &send, NULL);
+}
+
+/*
+ * One of the two conditions for READY is met; the second one posts it.
+ * Runs in the ESTABLISHED handler and in the CQ's work, never twice past
+ * the gate.
+ */
+static int conn_ready_gate(struct kvod_rdma_conn *conn)
+{
+	if (!atomic_dec_and_test(&conn->ready_gate))
+		return 0;
+	if (test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
+		return 0;
+	return conn_post_ready(conn);
+}
+
+/*
+ * A START arrived (iWARP). Only the first counts; a resent one (the
+ * client resends once if READY is late) lands on the second RECV and is
+ * checked the same way.
+ */
+static void conn_start_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kvod_rdma_conn *conn = cq->cq_context;
+	unsigned int i = wc->wr_cqe - conn->start_cqe;
+	const struct kvod_rdma_start *start = &conn->start[i];
+
+	if (wc->status != IB_WC_SUCCESS) {
+		conn_wc_done(cq, wc);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(conn->dev, conn->start_dma +
+				   i * sizeof(*start), sizeof(*start),
+				   DMA_FROM_DEVICE);
+	if (wc->byte_len != sizeof(*start) ||
+	    be32_to_cpu(start->magic) != KVOD_RDMA_MAGIC ||
+	    start->version != KVOD_RDMA_VERSION ||
+	    memchr_inv(start->reserved, 0, sizeof(start->reserved))) {
+		pr_warn_ratelimited("conn %pISpc: bad START (%u bytes)\n",
+				    &conn->peer.addr, wc->byte_len);
+		kvod_rdma_conn_close(conn);
+		return;
+	}
+	if (test_and_set_bit(KVOD_RDMA_CONN_STARTED, &conn->flags))
+		return;
+	if (conn_ready_gate(conn))
+		kvod_rdma_conn_close(conn);
+}
+
+/*
+ * Over iWARP, READY must wait for the client's first message: MPA lets
+ * the responder send only after the initiator's first FPDU, and siw
+ * refuses an MPA reply followed by data in the same read
+ * (RDMA_CM_EVENT_CONNECT_ERROR on the client). So the client SENDs a
+ * START once connected; these RECVs, posted before the accept, take it
+ * and a resent one.
+ */
+static int conn_post_starts(struct kvod_rdma_conn *conn)
+{
+	struct ib_sge sge[KVOD_RDMA_STARTS];
+	struct ib_recv_wr wr[KVOD_RDMA_STARTS];
+	unsigned int i;
+
+	for (i = 0; i < KVOD_RDMA_STARTS; i++) {
+		sge[i] = (struct ib_sge) {
+			.addr = conn->start_dma + i * sizeof(*conn->start),
+			.length = sizeof(*conn->start),
+			.lkey = conn->pd->local_dma_lkey,
+		};
+		conn->start_cqe[i].done = conn_start_done;
+		wr[i] = (struct ib_recv_wr) {
+			.wr_cqe = &conn->start_cqe[i],
+			.sg_list = &sge[i],
+			.num_sge = 1,
+			.next = i + 1 < KVOD_RDMA_STARTS ? &wr[i + 1] : NULL,
+		};
+	}
+	return ib_post_recv(conn->qp, wr, NULL);
+}
+
 static int conn_create_qp(struct kvod_rdma_conn *conn)
 {
-	/* REG_MR per segment and the table, READY, and a drain WR each way. */
+	/* REG_MR per segment and the table, READY, and a drain WR each way;
+	 * over iWARP the STARTs' RECVs too.
+	 */
 	u32 send_wr = conn->nr_segs + 3;
+	u32 recv_wr = conn->iwarp ? KVOD_RDMA_STARTS + 1 : 1;
 	struct ib_qp_init_attr attr = {
 		.qp_context = conn,
 		.send_cq = conn->cq,
@@ -265,14 +393,15 @@ static int conn_create_qp(struct kvod_rdma_conn *conn)
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.cap = {
 			.max_send_wr = send_wr,
-			.max_recv_wr = 1,
+			.max_recv_wr = recv_wr,
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
 		},
 	};
 	int ret;
 
-	if (send_wr > conn->dev->attrs.max_qp_wr)
+	if (send_wr > conn->dev->attrs.max_qp_wr ||
+	    recv_wr > conn->dev->attrs.max_qp_wr)
 		return -ENOSPC;
 	ret = rdma_create_qp(conn->id, conn->pd, &attr);
 	if (ret)
@@ -303,6 +432,11 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 		ib_dma_unmap_single(conn->dev, conn->ready_dma,
 				    sizeof(*conn->ready), DMA_TO_DEVICE);
 	kfree(conn->ready);
+	if (conn->start_dma)
+		ib_dma_unmap_single(conn->dev, conn->start_dma,
+				    KVOD_RDMA_STARTS * sizeof(*conn->start),
+				    DMA_FROM_DEVICE);
+	kfree(conn->start);
 	if (conn->cq)
 		ib_free_cq(conn->cq);
 	if (conn->pd)
@@ -311,7 +445,8 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 
 /*
  * The expensive part of a connection, in setup_work: its own PD, the
- * movie DMA-mapped and planned into MRs, the table, READY, CQ and QP.
+ * movie DMA-mapped and planned into MRs, the table, READY, CQ and QP,
+ * and over iWARP the STARTs' RECVs.
  */
 static int conn_setup(struct kvod_rdma_conn *conn)
 {
@@ -325,14 +460,20 @@ static int conn_setup(struct kvod_rdma_conn *conn)
 	conn->pd = pd;
 	ret = conn_map_movie(conn) ?: conn_map_table(conn) ?:
 	      conn_map_ready(conn);
+	if (!ret && conn->iwarp)
+		ret = conn_map_start(conn);
 	if (ret)
 		return ret;
-	cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5, 0,
+	cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5 +
+			 (conn->iwarp ? KVOD_RDMA_STARTS : 0), 0,
 			 IB_POLL_WORKQUEUE);
 	if (IS_ERR(cq))
 		return PTR_ERR(cq);
 	conn->cq = cq;
-	return conn_create_qp(conn);
+	ret = conn_create_qp(conn);
+	if (!ret && conn->iwarp)
+		ret = conn_post_starts(conn);
+	return ret;
 }
 
 /* Accept with the segment table's descriptor. */
@@ -475,6 +616,8 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 	conn->id = id;
 	conn->dev = id->device;
 	conn->initiator_depth = req->responder_resources;
+	conn->iwarp = rdma_protocol_iwarp(id->device, id->port_num);
+	atomic_set(&conn->ready_gate, conn->iwarp ? 2 : 1);
 	conn->movie = movie;
 	conn->reg_cqe.done = conn_wc_done;
 	conn->ready_cqe.done = conn_wc_done;
@@ -509,28 +652,17 @@ static void reg_wr_init(struct ib_reg_wr *wr, struct kvod_rdma_seg *seg,
  * @conn: a connection whose QP is now connected
  *
  * Posts one REG_MR per segment and for the table, unsignaled, followed on
- * the same send queue by the signaled READY SEND: the client sees READY
- * only after the registrations took effect. This is all the work the
- * server ever posts for a connection.
+ * the same send queue by the signaled READY SEND (over iWARP once the
+ * client's START has also arrived, which may be before or after this):
+ * the client sees READY only after the registrations took effect. This is
+ * all the work the server ever posts for a connection.
  *
  * Return: 0 or a negative errno (the caller closes the connection).
  */
 int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
 {
-	struct ib_sge sge = {
-		.addr = conn->ready_dma,
-		.length = sizeof(*conn->ready),
-		.lkey = conn->pd->local_dma_lkey,
-	};
-	struct ib_send_wr send = {
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-		.wr_cqe = &conn->ready_cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
 	struct ib_reg_wr *regs;
-	struct ib_send_wr *next = &send;
+	struct ib_send_wr *next = NULL;
 	u32 i;
 	int ret;
 
@@ -548,7 +680,7 @@ int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
 	if (ret)
 		return ret;
 	kvod_lc_add(conn->rl->l, KVOD_LC_BYTES, conn->movie->length);
-	return 0;
+	return conn_ready_gate(conn);
 }
 
 /**

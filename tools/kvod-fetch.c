@@ -469,13 +469,14 @@ static int setup(struct fetch *f, const char *host, const char *port,
 	size_t bytes;
 
 	co.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
-	if (!co.pdata_len) {
+	if (kvod_connect(&f->c, &co) && f->c.fail == KVOD_FAIL_TOOLONG) {
 		fprintf(stderr,
-			"kvod-fetch: movie name '%s' is %zu bytes; over RDMA (IB/RoCE connect requests) names are at most %d\n",
-			name, strlen(name), KVOD_REQ_NAME_MAX);
+			"kvod-fetch: movie name '%s' is %zu bytes; over IB and RoCE (connect requests of %d bytes) names are at most %d\n",
+			name, strlen(name), KVOD_REQ_PDATA_IB,
+			KVOD_REQ_NAME_MAX_IB);
 		return -1;
 	}
-	if (kvod_connect(&f->c, &co) || kvod_read_table(&f->c, o->timeout_ms)) {
+	if (f->c.fail || kvod_read_table(&f->c, o->timeout_ms)) {
 		fprintf(stderr, "kvod-fetch: %s: %s\n", name, f->c.err);
 		return -1;
 	}

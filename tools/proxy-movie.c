@@ -102,6 +102,9 @@ static int fail_status(const struct kvod_conn *c)
 	    (c->rej_status == KVOD_RDMA_NOT_FOUND ||
 	     c->rej_status == KVOD_RDMA_BAD_REQUEST))
 		return 404;
+	/* A name longer than an IB connect request carries: unknown there. */
+	if (c->fail == KVOD_FAIL_TOOLONG)
+		return 404;
 	if (c->fail == KVOD_FAIL_TIMEOUT)
 		return 504;
 	return 502;
@@ -130,13 +133,6 @@ static struct pmovie *movie_connect(struct proxy *p, const char *name,
 	m->p = p;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	o.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
-	if (!o.pdata_len) {
-		/* Longer than an IB connect request carries: unknown there. */
-		*status = 404;
-		snprintf(why, wlen, "name too long for an RDMA connect request");
-		free(m);
-		return NULL;
-	}
 	if (kvod_connect(&m->c, &o) || kvod_read_table(&m->c, p->o.timeout_ms))
 		goto fail;
 	if (watch(m, m->c.cc->fd, &m->cq_ev) ||

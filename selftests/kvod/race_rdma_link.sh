@@ -35,10 +35,42 @@ clients() {
 }
 
 # relink: one rdma link del and add; fails if either fails or hangs.
+# stuck_stacks: the kernel stacks of every task waiting in RDMA code.
+stuck_stacks() {
+	local p
+
+	for p in /proc/[0-9]*; do
+		grep -qE 'ib_|rdma|cma_|siw|rxe|uverbs' "$p/stack" 2>/dev/null ||
+			continue
+		ktap_print_msg "$(cat "$p/comm") ${p#/proc/}:" \
+			"$(awk '{ printf "%s ", $2 }' "$p/stack")"
+	done
+}
+
 relink() {
-	timeout 60 rdma link del "$RXE_DEV" || return 1
+	local err pid i
+
+	rdma link del "$RXE_DEV" 2>"$RDMA_TMP/del.err" &
+	pid=$!
+	for i in $(seq 600); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		ktap_print_msg "rdma link del: no answer in 60 s"
+		stuck_stacks
+		kill -9 "$pid"
+		return 1
+	fi
+	if ! wait "$pid"; then
+		ktap_print_msg "rdma link del: $(cat "$RDMA_TMP/del.err")"
+		return 1
+	fi
 	sleep "0.$((RANDOM % 5))"
-	rxe_link_add
+	if ! err=$(rxe_link_add 2>&1); then
+		ktap_print_msg "rdma link add: ${err:-the port did not become ACTIVE}"
+		return 1
+	fi
 }
 
 clients

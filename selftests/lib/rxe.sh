@@ -108,6 +108,38 @@ rdma_test_stop() {
 	rxe_teardown
 }
 
+# rdma_iwarp: the transport is iWARP (siw).
+rdma_iwarp() {
+	[ "$RDMA_TRANSPORT" = siw ]
+}
+
+# rdma_terminates: TERMINATEs of type remote protection (RFC 5040 layer
+# 0 type 1: invalid STag, bounds, rights, STag of another stream) that
+# siw received so far, from the kernel log.
+rdma_terminates() {
+	dmesg | grep -c 'siw: got TERMINATE\. layer 0, type 1,'
+}
+
+# rdma_refused STATUS TERMINATES_BEFORE: "refused" if STATUS is how this
+# transport ends a READ of memory the connection may not read, else
+# STATUS. rxe NAKs it: "remote access error". Over iWARP the server's
+# siw answers with a TERMINATE and the client's siw flushes the READ
+# ("Work Request Flushed Error"), so there the TERMINATE must be in the
+# kernel log too (more than TERMINATES_BEFORE).
+rdma_refused() {
+	if rdma_iwarp; then
+		if [ "$1" = "Work Request Flushed Error" ] &&
+			(($(rdma_terminates) > $2)); then
+			echo refused
+			return
+		fi
+	elif [ "$1" = "remote access error" ]; then
+		echo refused
+		return
+	fi
+	echo "$1"
+}
+
 # rdma_counter NAME: a counter of the test's listener (lib/kvodctl.sh).
 rdma_counter() {
 	listener_counter rdma "$RXE_EP" "$1"

@@ -6,7 +6,8 @@
  *
  *   resolve address, resolve route, PD, CQ, QP, RECV for READY posted,
  *   CONNECT (REQ private data) -> ESTABLISHED (accept private data)
- *   or REJECTED (reject private data) -> READY arrives on the RECV ->
+ *   or REJECTED (reject private data) -> over iWARP, SEND START (and
+ *   once more if READY is late) -> READY arrives on the RECV ->
  *   READ the segment table -> READs of the movie -> DISCONNECT.
  *
  * Teardown is the reverse: disconnect, destroy the QP (which flushes
@@ -324,7 +325,8 @@ static int decode_reject(struct kvod_conn *c, const struct rdma_cm_event *ev)
 		    ev->status);
 }
 
-static int iwarp(const struct kvod_conn *c)
+/* The connection's device speaks iWARP (after address resolution). */
+int kvod_iwarp(const struct kvod_conn *c)
 {
 	return c->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
 }
@@ -339,7 +341,7 @@ static int iwarp(const struct kvod_conn *c)
 static unsigned int granted_depth(const struct kvod_conn *c,
 				  const struct rdma_cm_event *ev)
 {
-	if (iwarp(c))
+	if (kvod_iwarp(c))
 		return ev->param.conn.responder_resources;
 	return ev->param.conn.initiator_depth;
 }
@@ -416,28 +418,101 @@ static int do_connect(struct kvod_conn *c, const struct kvod_conn_opts *o,
 	return ret;
 }
 
-static int wait_ready(struct kvod_conn *c, int timeout_ms)
+/*
+ * START, over iWARP: MPA lets the server (the responder) send READY only
+ * after our first FPDU. Sent from c->start, signaled (sq_sig_all).
+ */
+static int post_start(struct kvod_conn *c)
 {
-	struct ibv_wc wc;
-	int n;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)&c->start,
+		.length = sizeof(c->start),
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = KVOD_WRID_START,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+	}, *bad;
 
-	n = kvod_poll(c, &wc, 1, timeout_ms);
-	if (n < 0)
-		return n;
-	if (n == 0)
-		return fail(c, KVOD_FAIL_TIMEOUT, "no READY within %d ms",
-			    timeout_ms);
-	if (wc.wr_id != KVOD_WRID_READY || wc.status != IBV_WC_SUCCESS)
+	if (!c->start_mr) {
+		c->start.magic = htobe32(KVOD_RDMA_MAGIC);
+		c->start.version = KVOD_RDMA_VERSION;
+		c->start_mr = ibv_reg_mr(c->pd, &c->start, sizeof(c->start), 0);
+		if (!c->start_mr)
+			return fail(c, KVOD_FAIL_LOCAL, "ibv_reg_mr: %s",
+				    strerror(errno));
+	}
+	sge.lkey = c->start_mr->lkey;
+	errno = ibv_post_send(c->id->qp, &wr, &bad);
+	if (errno)
+		return fail(c, KVOD_FAIL_LOCAL, "ibv_post_send of START: %s",
+			    strerror(errno));
+	c->starts_posted++;
+	return 0;
+}
+
+static int check_ready(struct kvod_conn *c, const struct ibv_wc *wc)
+{
+	if (wc->wr_id != KVOD_WRID_READY || wc->status != IBV_WC_SUCCESS)
 		return fail(c, KVOD_FAIL_PROTOCOL, "READY: %s",
-			    ibv_wc_status_str(wc.status));
-	if (wc.byte_len != sizeof(c->ready) ||
+			    ibv_wc_status_str(wc->status));
+	if (wc->byte_len != sizeof(c->ready) ||
 	    be32toh(c->ready.magic) != KVOD_RDMA_MAGIC ||
 	    c->ready.version != KVOD_RDMA_VERSION ||
 	    c->ready.status != KVOD_RDMA_OK)
 		return fail(c, KVOD_FAIL_PROTOCOL,
 			    "READY: %u bytes, magic 0x%08x version %u status %u",
-			    wc.byte_len, be32toh(c->ready.magic),
+			    wc->byte_len, be32toh(c->ready.magic),
 			    c->ready.version, c->ready.status);
+	return 0;
+}
+
+/*
+ * READY, and the completions of the STARTs we sent, so that none is left
+ * for the caller. Over iWARP a START that reached the server while its
+ * QP was still being moved off the connection manager waits in the
+ * socket until more data comes (siw_accept() hands the socket to the QP
+ * after sending the MPA reply): if READY is not in within
+ * KVOD_START_RESEND_MS, START goes once more, which the server takes on
+ * its second RECV.
+ */
+static int wait_ready(struct kvod_conn *c, int timeout_ms)
+{
+	int64_t t0 = now_ms(), deadline = t0 + timeout_ms;
+	int ready = 0;
+
+	while (!ready || c->starts_done < c->starts_posted) {
+		int64_t until = deadline;
+		int resend = !ready && c->starts_posted == 1;
+		struct ibv_wc wc;
+		int n;
+
+		if (resend && t0 + KVOD_START_RESEND_MS < until)
+			until = t0 + KVOD_START_RESEND_MS;
+		n = kvod_poll(c, &wc, 1, until > now_ms() ? until - now_ms() : 0);
+		if (n < 0)
+			return n;
+		if (n == 0 && resend && now_ms() < deadline) {
+			if (post_start(c))
+				return -1;
+			continue;
+		}
+		if (n == 0)
+			return fail(c, KVOD_FAIL_TIMEOUT, "no %s within %d ms",
+				    ready ? "START completion" : "READY",
+				    timeout_ms);
+		if (wc.wr_id == KVOD_WRID_START) {
+			if (wc.status != IBV_WC_SUCCESS)
+				return fail(c, KVOD_FAIL_PROTOCOL, "START: %s",
+					    ibv_wc_status_str(wc.status));
+			c->starts_done++;
+			continue;
+		}
+		if (check_ready(c, &wc))
+			return -1;
+		ready = 1;
+	}
 	return 0;
 }
 
@@ -467,6 +542,10 @@ int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	}
 	if (resolve(c, o))
 		return -1;
+	if (!kvod_iwarp(c) && o->pdata_len > KVOD_REQ_PDATA_IB)
+		return fail(c, KVOD_FAIL_TOOLONG,
+			    "%zu bytes of private data; IB and RoCE connect requests carry at most %d",
+			    o->pdata_len, KVOD_REQ_PDATA_IB);
 	if (ibv_query_device(c->id->verbs, &da))
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_query_device: %s",
 			    strerror(errno));
@@ -478,6 +557,8 @@ int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
 		return -1;
 	if (o->no_ready_recv)
 		return 0;
+	if (kvod_iwarp(c) && post_start(c))
+		return -1;
 	return wait_ready(c, o->timeout_ms);
 }
 
@@ -488,7 +569,7 @@ int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
 struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE |
-		     (iwarp(c) ? IBV_ACCESS_REMOTE_WRITE : 0);
+		     (kvod_iwarp(c) ? IBV_ACCESS_REMOTE_WRITE : 0);
 	struct ibv_mr *mr = ibv_reg_mr(c->pd, buf, len, access);
 
 	if (!mr)
@@ -702,6 +783,8 @@ void kvod_close(struct kvod_conn *c)
 		rdma_destroy_qp(c->id);
 	if (c->ready_mr)
 		ibv_dereg_mr(c->ready_mr);
+	if (c->start_mr)
+		ibv_dereg_mr(c->start_mr);
 	if (c->cq)
 		ibv_destroy_cq(c->cq);
 	if (c->cc)

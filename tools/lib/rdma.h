@@ -8,8 +8,8 @@
  *
  *	kvod_connect()		resolve, create PD/CQ/QP, post the RECV for
  *				READY, connect with the given private data,
- *				decode the accept (or the reject), wait for
- *				READY
+ *				decode the accept (or the reject), over
+ *				iWARP send START, wait for READY
  *	kvod_read_table()	READ the segment table into c->segs
  *	kvod_post_read()	one RDMA READ
  *	kvod_poll()		completions, sleeping on the completion and
@@ -32,10 +32,18 @@
 #include <linux/kvod.h>
 #include <linux/kvod_rdma.h>
 
-/* IB CM carries 56 bytes of REQ private data after rdma_cm's header. */
-#define KVOD_REQ_PDATA_MAX	56
-#define KVOD_REQ_NAME_MAX	(KVOD_REQ_PDATA_MAX - \
+/*
+ * REQ private data: a header and a name of up to KVOD_NAME_MAX bytes with
+ * its NUL. iWARP (MPA, up to 512 bytes) carries all of it; IB CM carries
+ * only 56 bytes after rdma_cm's header, so names up to 47 bytes there.
+ */
+#define KVOD_REQ_PDATA_MAX	((int)sizeof(struct kvod_rdma_req) + KVOD_NAME_MAX)
+#define KVOD_REQ_PDATA_IB	56
+#define KVOD_REQ_NAME_MAX_IB	(KVOD_REQ_PDATA_IB - \
 				 (int)sizeof(struct kvod_rdma_req) - 1)
+
+/* Over iWARP, START is sent again if READY is not in within this. */
+#define KVOD_START_RESEND_MS	1000
 
 /* Why kvod_connect() failed (also the exit text of kvod-fetch). */
 enum kvod_fail {
@@ -47,6 +55,7 @@ enum kvod_fail {
 	KVOD_FAIL_REJECTED,	/* rejected by kvod: c->rej_status */
 	KVOD_FAIL_PROTOCOL,	/* the server broke the protocol */
 	KVOD_FAIL_TIMEOUT,	/* a step took too long */
+	KVOD_FAIL_TOOLONG,	/* private data too long for the transport */
 	KVOD_FAIL_LOCAL,	/* a local verbs/rdma_cm call failed */
 };
 
@@ -76,6 +85,10 @@ struct kvod_conn {
 	struct ibv_cq *cq;
 	struct ibv_mr *ready_mr;
 	struct kvod_rdma_ready ready;
+	struct ibv_mr *start_mr;	/* iWARP only */
+	struct kvod_rdma_start start;
+	unsigned int starts_posted;
+	unsigned int starts_done;
 	unsigned int initiator_depth;	/* READs in flight on the wire */
 	int connected;
 	int disconnected;		/* the peer went away */
@@ -97,10 +110,12 @@ struct kvod_conn {
 	char err[256];
 };
 
-/* wr_id of the READY receive; callers' wr_ids must differ. */
+/* wr_ids of the READY receive and the START sends; callers' must differ. */
 #define KVOD_WRID_READY		UINT64_MAX
+#define KVOD_WRID_START		(UINT64_MAX - 1)
 
 size_t kvod_build_req(void *buf, size_t room, const char *name);
+int kvod_iwarp(const struct kvod_conn *c);
 const char *kvod_status_str(int status);
 int kvod_parse_server(const char *s, size_t n, char *host, size_t hlen,
 		      char *port, size_t plen);

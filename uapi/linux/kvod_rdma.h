@@ -28,6 +28,12 @@
  *     only (its own protection domain) and then SENDs one
  *     struct kvod_rdma_ready. The client must have a receive posted for it
  *     before connecting, and must not issue READs before it arrives.
+ *     Over iWARP, where MPA (RFC 5044) lets the responder send only after
+ *     the initiator's first FPDU, the client first SENDs one
+ *     struct kvod_rdma_start once connected, and may SEND it once more if
+ *     READY has not come within a second (KVOD_RDMA_STARTS in all); the
+ *     server SENDs READY after the first START. Over IB and RoCE the
+ *     client sends nothing and the server posts no receive.
  *  4. The client READs the table: table_len bytes of
  *     struct kvod_rdma_segment, contiguous in movie offset from 0. Then it
  *     READs any movie bytes [off, off + len) of a segment from
@@ -35,7 +41,9 @@
  *     The server posts nothing more; the client disconnects when done.
  *
  * An access outside the registered ranges, with another connection's rkey,
- * or after the connection ended, fails with a remote access error.
+ * or after the connection ended, fails: a remote access error over IB
+ * and RoCE; over iWARP the responder answers with a TERMINATE and the
+ * client's READs complete as flushed.
  */
 #define KVOD_RDMA_MAGIC		0x4b564f44	/* "KVOD" */
 #define KVOD_RDMA_VERSION	1
@@ -103,6 +111,21 @@ struct kvod_rdma_ready {
 	__u8 version;
 	__u8 status;
 	__be16 reserved;
+};
+
+/* STARTs a client may send over iWARP: the first and one resend. */
+#define KVOD_RDMA_STARTS	2
+
+/**
+ * struct kvod_rdma_start - the client's one message, over iWARP only
+ * @magic: KVOD_RDMA_MAGIC
+ * @version: KVOD_RDMA_VERSION
+ * @reserved: 0
+ */
+struct kvod_rdma_start {
+	__be32 magic;
+	__u8 version;
+	__u8 reserved[3];
 };
 
 /**
