@@ -50,7 +50,7 @@ selftests:
 SIW_BUILD := $(CURDIR)/build/siw
 siw:
 	mkdir -p $(SIW_BUILD)
-	cp $(KSRC)/drivers/infiniband/sw/siw/Makefile \
+	cp -p $(KSRC)/drivers/infiniband/sw/siw/Makefile \
 		$(KSRC)/drivers/infiniband/sw/siw/*.[ch] $(SIW_BUILD)/
 	$(MAKE) -C $(KDIR) M=$(SIW_BUILD) CONFIG_RDMA_SIW=m modules
 
@@ -69,7 +69,7 @@ checkpatch:
 check: sparse checkpatch
 
 test: setup
-	$(MAKE) all selftests
+	$(MAKE) all selftests siw
 	tools/run-tests
 
 # The debug tier (Documentation/testing.rst). The modules are built from
@@ -100,7 +100,7 @@ test-debug: setup
 	tools/run-tests
 
 demo: setup
-	$(MAKE) all
+	$(MAKE) all siw
 	tools/demo
 
 bench: setup

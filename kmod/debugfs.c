@@ -11,8 +11,11 @@
  *   push_release_delay_ms: a push that ended by itself sleeps this long
  *     between leaving the push list and releasing its socket, the window
  *     namespace teardown must wait across (selftests/kvod/push_netns.sh).
+ *   rdma_setup_delay_ms: an RDMA connection's setup work sleeps this long
+ *     before it builds anything, so that a client's connect times out
+ *     waiting for the answer (selftests/kvod/rdma_proxy.sh: 504).
  *
- * Both default to 0 (off) and are read with READ_ONCE() where they act.
+ * All default to 0 (off) and are read with READ_ONCE() where they act.
  * The directory is created first at load and removed last at exit; a
  * debugfs failure is not an error, as for any debugfs user.
  */
@@ -22,6 +25,7 @@
 
 u32 kvod_debug_small_chunks;
 u32 kvod_debug_push_release_delay_ms;
+u32 kvod_debug_rdma_setup_delay_ms;
 
 static struct dentry *kvod_debugfs;
 
@@ -32,6 +36,8 @@ void kvod_debugfs_init(void)
 			   &kvod_debug_small_chunks);
 	debugfs_create_u32("push_release_delay_ms", 0600, kvod_debugfs,
 			   &kvod_debug_push_release_delay_ms);
+	debugfs_create_u32("rdma_setup_delay_ms", 0600, kvod_debugfs,
+			   &kvod_debug_rdma_setup_delay_ms);
 }
 
 void kvod_debugfs_exit(void)

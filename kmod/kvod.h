@@ -153,6 +153,7 @@ static inline void kvod_lc_dec(struct kvod_listener *l,
 
 /* debugfs.c: test knobs, 0 when off */
 extern u32 kvod_debug_small_chunks;
+extern u32 kvod_debug_rdma_setup_delay_ms;
 extern u32 kvod_debug_push_release_delay_ms;
 void kvod_debugfs_init(void);
 void kvod_debugfs_exit(void);

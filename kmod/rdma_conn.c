@@ -23,6 +23,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/sizes.h>
@@ -542,7 +543,12 @@ static void conn_setup_work(struct work_struct *work)
 {
 	struct kvod_rdma_conn *conn =
 		container_of(work, struct kvod_rdma_conn, setup_work);
-	int err = conn_setup(conn);
+	u32 delay = READ_ONCE(kvod_debug_rdma_setup_delay_ms);
+	int err;
+
+	if (delay)
+		msleep(delay);
+	err = conn_setup(conn);
 
 	rdma_lock_handler(conn->id);
 	if (!test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))

@@ -15,7 +15,9 @@ REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 . "$REPO/selftests/lib/rxe.sh"
 KVODCTL=$REPO/tools/kvodctl
 FETCH=$REPO/tools/kvod-fetch
+PROXY=$REPO/tools/kvod-proxy
 HTTP_PORT=8080
+PROXY_EP=127.0.0.1:8554
 SAMPLE=${KVOD_DEMO_SAMPLE:?tools/demo sets it}
 BITRATE=${KVOD_DEMO_BITRATE:?tools/demo sets it}
 
@@ -58,14 +60,54 @@ step_http() {
 	show "$KVODCTL" unlisten http "127.0.0.1:$HTTP_PORT"
 }
 
-step_rdma() {
+# rdma_stream TRANSPORT: kvod-fetch over TRANSPORT (rxe or siw) to
+# ffprobe.
+rdma_stream() {
 	local rc=0
 
-	rxe_setup
+	rdma_use "$1"
+	rxe_setup || return 1
+	show rdma link show "$RXE_DEV"
 	show "$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT"
 	echo "\$ kvod-fetch rdma://$RXE_ADDR:$RXE_PORT/sample | ffprobe -"
 	"$FETCH" "rdma://$RXE_ADDR:$RXE_PORT/sample" | probe - || rc=1
 	show "$KVODCTL" unlisten rdma "$RXE_ADDR:$RXE_PORT" || rc=1
+	rxe_teardown
+	return "$rc"
+}
+
+step_rdma() {
+	rdma_stream rxe
+}
+
+step_iwarp() {
+	rdma_stream siw
+}
+
+# VLC, an ordinary HTTP player, plays from the RDMA server through
+# kvod-proxy: it remuxes the sample to MPEG-TS (VLC refuses to run as
+# root, so as nobody), and ffprobe counts the frames that came through.
+step_vlc() {
+	local rc=0 proxy
+
+	rdma_use rxe
+	rxe_setup || return 1
+	"$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT" || return 1
+	echo "\$ kvod-proxy --listen $PROXY_EP rdma://$RXE_ADDR:$RXE_PORT &"
+	"$PROXY" -f --listen "$PROXY_EP" "rdma://$RXE_ADDR:$RXE_PORT" &
+	proxy=$!
+	wait_for 10 curl -s -o /dev/null "http://$PROXY_EP/" || rc=1
+	echo "\$ cvlc --play-and-exit http://$PROXY_EP/sample --sout '#std{access=file,mux=ts,dst=/tmp/demo-vlc.ts}'"
+	timeout 300 runuser -u nobody -- cvlc -q -I dummy --play-and-exit \
+		--no-audio "http://$PROXY_EP/sample" \
+		--sout '#std{access=file,mux=ts,dst=-}' 2>/dev/null \
+		>/tmp/demo-vlc.ts || rc=1
+	echo "\$ ffprobe /tmp/demo-vlc.ts"
+	probe /tmp/demo-vlc.ts | tee /tmp/demo-vlc.probe
+	grep -q '^nb_read_frames=[1-9]' /tmp/demo-vlc.probe || rc=1
+	kill "$proxy"
+	wait "$proxy" || true
+	"$KVODCTL" unlisten rdma "$RXE_ADDR:$RXE_PORT" || rc=1
 	rxe_teardown
 	return "$rc"
 }
@@ -128,6 +170,8 @@ STEPS=(
 	"show the sample:step_info"
 	"stream it over HTTP to ffprobe:step_http"
 	"stream it over RDMA (Soft-RoCE) to ffprobe:step_rdma"
+	"stream it over iWARP (soft-iWARP) to ffprobe:step_iwarp"
+	"play it in VLC through kvod-proxy, RDMA underneath:step_vlc"
 	"push it as paced RTP through tsock to ffprobe:step_push"
 	"remove the sample:step_del"
 	"unload kvod.ko:step_unload"

@@ -293,8 +293,10 @@ static int post_next(struct fetch *f)
 	sl->len = len;
 	if (kvod_post_read(c, buf, f->mr->lkey,
 			   s->addr + (f->next_off - s->offset), s->rkey, len,
-			   f->posted))
+			   f->posted)) {
+		fprintf(stderr, "kvod-fetch: %s\n", c->err);
 		return -1;
+	}
 	f->posted++;
 	f->next_off += len;
 	return 0;

@@ -92,7 +92,8 @@ static void movie_fail(struct pmovie *m, const char *why)
 
 	proxy_log("kvod-proxy: %s: %s", m->name, why);
 	m->dead = 1;
-	ibv_modify_qp(m->c.id->qp, &attr, IBV_QP_STATE);
+	if (m->c.id->qp)
+		ibv_modify_qp(m->c.id->qp, &attr, IBV_QP_STATE);
 }
 
 /* The HTTP status for a connect that failed. */
@@ -237,8 +238,12 @@ static void movie_release(struct pmovie *m)
 	movie_maybe_free(m);
 }
 
-/* Completions: hand each to its slot's client, then let players post. */
-void movie_cq_event(struct pmovie *m)
+/*
+ * Completions: hand each to its slot's client, then let players post.
+ * Called for the completion channel (@event) and, once the connection is
+ * lost, for the READs that will never complete (kvod_poll_cq()).
+ */
+static void movie_completions(struct pmovie *m, int event)
 {
 	struct client *cl, *next;
 	struct ibv_wc wc[32];
@@ -247,11 +252,11 @@ void movie_cq_event(struct pmovie *m)
 	int n, i, failed = 0;
 
 	movie_hold(m);
-	if (!ibv_get_cq_event(m->c.cc, &cq, &ctx))
+	if (event && !ibv_get_cq_event(m->c.cc, &cq, &ctx))
 		ibv_ack_cq_events(cq, 1);
-	if (ibv_req_notify_cq(m->c.cq, 0))
+	if (event && ibv_req_notify_cq(m->c.cq, 0))
 		failed = 1;
-	while ((n = ibv_poll_cq(m->c.cq, 32, wc)) > 0) {
+	while ((n = kvod_poll_cq(&m->c, wc, 32)) > 0) {
 		for (i = 0; i < n; i++) {
 			struct pslot *s = (struct pslot *)(uintptr_t)wc[i].wr_id;
 
@@ -273,13 +278,23 @@ void movie_cq_event(struct pmovie *m)
 	movie_release(m);
 }
 
-/* rdma_cm: only endings come now (lib/rdma.c errors the QP for them). */
+void movie_cq_event(struct pmovie *m)
+{
+	movie_completions(m, 1);
+}
+
+/*
+ * rdma_cm: only endings come now. lib/rdma.c destroys the QP for them;
+ * the READs in flight then come back flushed from kvod_poll_cq().
+ */
 void movie_cm_event(struct pmovie *m)
 {
 	movie_hold(m);
 	kvod_conn_event(&m->c);
-	if (m->c.disconnected)
+	if (m->c.disconnected) {
 		movie_kill(m, "the server closed the connection");
+		movie_completions(m, 0);
+	}
 	movie_release(m);
 }
 

@@ -10,10 +10,12 @@
 # again, nothing is left, and rmmod during link changes unloads cleanly.
 #
 # timeout: 900
+# transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
+rdma_require_transport
 
 ANY_PORT=$((RXE_PORT + 1))
 ANY_URL=rdma://$RXE_ADDR:$ANY_PORT
@@ -54,6 +56,13 @@ relink() {
 	pid=$!
 	for i in $(seq 600); do
 		kill -0 "$pid" 2>/dev/null || break
+		if [ "$i" = 100 ]; then
+			ktap_print_msg "rdma link del: still waiting after 10 s"
+			stuck_stacks
+			ktap_print_msg "$(ps -o pid,stat,etimes,wchan:32,args -C kvod-fetch)"
+			[ -s "$RACE_TMP/rdma.err" ] &&
+				ktap_print_msg "$(sort "$RACE_TMP/rdma.err" | uniq -c)"
+		fi
 		sleep 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then

@@ -10,10 +10,12 @@
 # QP on the device.
 #
 # timeout: 900
+# transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/race_lib.bash
 . "$HERE/race_lib.bash"
+rdma_require_transport
 
 trap 'race_cleanup; rdma_test_stop' EXIT
 

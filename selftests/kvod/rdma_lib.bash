@@ -11,6 +11,7 @@
 # shellcheck source=selftests/lib/rxe.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/rxe.sh"
 kvod_require_guest
+rdma_require_transport
 
 RDMA_TMP=$(mktemp -d)
 

@@ -11,6 +11,7 @@
 # rejected connection stays counted.
 #
 # timeout: 600
+# transports: rxe siw
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

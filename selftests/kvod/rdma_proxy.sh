@@ -8,9 +8,11 @@
 # movie, ffprobe decodes an MP4 whose index is at the end (Range
 # requests), ffmpeg seeks into the middle, VLC plays it, a player that
 # leaves mid-stream does not disturb the rest, a server that goes away gets 502
-# with a reason, and the proxy reconnects once it is back.
+# with a reason, and the proxy reconnects once it is back; a server too
+# slow to answer the connect gets 504.
 #
 # timeout: 600
+# transports: rxe siw
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"
@@ -64,7 +66,7 @@ vlc_frames() {
 }
 
 ktap_header
-ktap_plan 19
+ktap_plan 21
 [ -x "$KVOD_PROXY" ] || ktap_bail_out "$KVOD_PROXY not built (make tools)"
 rdma_test_start
 
@@ -175,6 +177,20 @@ ktap_print_msg "$(cat "$RDMA_TMP/body")"
 "$KVODCTL" listen rdma "$RXE_EP" || ktap_bail_out "cannot listen again"
 check_eq "server back: the proxy reconnects, byte-exact" \
 	"$(sha256sum <"$RDMA_TMP/beta")" "$(fetch beta | sha256sum)"
+
+# The server answers too late: its setup work sleeps (a kvod test knob)
+# for twice the proxy's --timeout, so the connect for alpha (closed with
+# the others at UNLISTEN) times out waiting for the answer.
+delay=$(kvod_knob rdma_setup_delay_ms)
+echo $((4000 * ${KVOD_TIMEOUT_SCALE:-1})) >"$delay"
+check_eq "server too slow to answer: 504, and the reason in the body" \
+	"504 yes" \
+	"$(curl -s -o "$RDMA_TMP/body" -w '%{http_code}' "$PURL/alpha") $(grep -qE '^504 Gateway Timeout: .+' "$RDMA_TMP/body" && echo yes)"
+ktap_print_msg "$(cat "$RDMA_TMP/body")"
+echo 0 >"$delay"
+wait_test "$(time_limit 60)" = 0 movie_clients alpha
+check_eq "the server releases the connection the proxy gave up on" 0 \
+	"$(movie_clients alpha)"
 
 kill "$proxy_pid"
 wait "$proxy_pid"

@@ -21,17 +21,34 @@
 # several times slower).
 # Exit status 4 means skipped.
 #
+# Transports: a shell test whose top comment block has a line
+# "# transports: rxe siw" runs once as is (over the first, rxe) and once
+# more for each other transport T, as the program NAME@T with
+# KVOD_RDMA_TRANSPORT=T in its environment (selftests/lib/rxe.sh).
+#
 # With KVOD_RESULTS set, each program's unindented output is also saved
 # as $KVOD_RESULTS/SUITE/NAME.log.
 
+# test_transports PATH: the transports of shell test PATH after the
+# first (see "Transports" above), space-separated.
+test_transports() {
+	[[ $1 == *.sh ]] && [ -r "$1" ] || return 0
+	awk '/^#[[:space:]]*transports:/ {
+			sub(/^#[[:space:]]*transports:[[:space:]]*/, "")
+			$1 = ""; sub(/^ +/, ""); print; exit }
+		/^#/ || /^[[:space:]]*$/ { next }
+		{ exit }' "$1"
+}
+
 # suite_programs DIR [NAME...]: the programs to run, a path a line, in
 # order: NAME..., or else the names in $KVOD_TESTS, or else DIR/*_test
-# then DIR/*.sh, each in glob order (run_guest.sh sets LC_COLLATE=C).
-# A NAME with a "/" is a path; otherwise a file in DIR, where ".sh" may
-# be left out.
+# then DIR/*.sh, each in glob order (run_guest.sh sets LC_COLLATE=C),
+# then the other-transport runs (PATH@T) of those shell tests. A NAME
+# with a "/" is a path; otherwise a file in DIR, where ".sh" may be left
+# out; either may end in @T.
 suite_programs() {
-	local dir=$1 name f
-	local -a names
+	local dir=$1 name f t at
+	local -a names extra=()
 
 	shift
 	if (($#)); then
@@ -44,17 +61,26 @@ suite_programs() {
 		for f in "$dir"/*_test "$dir"/*.sh; do
 			if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; }; then
 				names+=("$(basename "$f")")
+				for t in $(test_transports "$f"); do
+					extra+=("$(basename "$f")@$t")
+				done
 			fi
 		done
 		shopt -u nullglob
+		names+=("${extra[@]}")
 	fi
 	for name in "${names[@]}"; do
+		at=
+		if [[ $name == *@* ]]; then
+			at=@${name##*@}
+			name=${name%@*}
+		fi
 		if [[ $name == */* ]]; then
-			readlink -f "$name"
+			echo "$(readlink -f "$name")$at"
 		elif [ ! -e "$dir/$name" ] && [ -e "$dir/$name.sh" ]; then
-			echo "$dir/$name.sh"
+			echo "$dir/$name.sh$at"
 		else
-			echo "$dir/$name"
+			echo "$dir/$name$at"
 		fi
 	done
 }
@@ -65,7 +91,7 @@ test_timeout() {
 }
 
 base_timeout() {
-	local path=$1 name var t
+	local path=${1%@*} name var t
 
 	name=$(basename "$path")
 	var=KVOD_TIMEOUT_${name//[^A-Za-z0-9_]/_}
@@ -96,9 +122,9 @@ base_timeout() {
 # it. Returns 0 if all passed or skipped, 1 otherwise.
 run_suite() {
 	local suite=$1 hook=$2 n=0 failed=0 path name t rc start elapsed log
-	local after after_rc
+	local after after_rc transport file
 	local logdir=
-	local -a cmd
+	local -a cmd env
 
 	shift 2
 	echo "TAP version 13"
@@ -109,6 +135,13 @@ run_suite() {
 	for path; do
 		n=$((n + 1))
 		name=$(basename "$path")
+		env=()
+		if [[ $path == *@* ]]; then
+			transport=${path##*@}
+			path=${path%@*}
+			env=("KVOD_RDMA_TRANSPORT=$transport")
+		fi
+		file=$(basename "$path")
 		echo "# selftests: $suite: $name"
 		if [ -n "$hook" ]; then
 			"$hook" "$name"
@@ -118,10 +151,10 @@ run_suite() {
 			failed=1
 			continue
 		fi
-		if [[ $name == *.sh ]]; then
-			cmd=(bash "./$name")
+		if [[ $file == *.sh ]]; then
+			cmd=(bash "./$file")
 		elif [ -x "$path" ]; then
-			cmd=("./$name")
+			cmd=("./$file")
 		else
 			echo "not ok $n selftests: $suite: $name # not executable"
 			failed=1
@@ -134,7 +167,8 @@ run_suite() {
 		fi
 		start=$SECONDS
 		if (cd "$(dirname "$path")" &&
-			timeout --kill-after=10 "$t" "${cmd[@]}" </dev/null 2>&1) |
+			env "${env[@]}" timeout --kill-after=10 "$t" "${cmd[@]}" \
+				</dev/null 2>&1) |
 			tee "$log" | sed -u 's/^/  /'; then
 			rc=0
 		else

@@ -81,6 +81,23 @@ rxe_teardown() {
 	return 0
 }
 
+# rdma_use TRANSPORT: rxe or siw from now on, with its device name.
+rdma_use() {
+	RDMA_TRANSPORT=$1
+	RXE_DEV=kvod_${1}0
+}
+
+# rdma_require_transport: skip the whole test program (KTAP "1..0 # SKIP",
+# before its header) when the transport is siw and there is no siw:
+# neither loaded or built in nor built by "make siw".
+rdma_require_transport() {
+	[ "$RDMA_TRANSPORT" = siw ] || return 0
+	grep -q ' siw_newlink' /proc/kallsyms 2>/dev/null && return 0
+	[ -f "$KVOD_REPO/build/siw/siw.ko" ] && return 0
+	echo "1..0 # SKIP no siw: not built in, and no build/siw/siw.ko (make siw)"
+	exit 4
+}
+
 # The RDMA tests' common frame: topology, kvod.ko, one listener.
 # shellcheck disable=SC2034 # used by the scripts that source this
 KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch

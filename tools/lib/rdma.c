@@ -162,14 +162,21 @@ static int64_t now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* The peer is gone: error the QP so every outstanding WR flushes. */
+/*
+ * The peer is gone: destroy the QP, so that nothing more is placed in
+ * the caller's buffers, and let kvod_poll_cq() complete every READ still
+ * outstanding as flushed. Erroring the QP and waiting for the flushes
+ * is not enough: siw does not flush the outstanding READs of a QP that
+ * the peer's close already moved to CLOSING (siw_qp_nextstate_from_close()
+ * flushes the send queue only while a WR is being transmitted), and a
+ * client waiting for them would also hold the device, whose removal
+ * waits for every process that has it open.
+ */
 static void conn_lost(struct kvod_conn *c)
 {
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
-
 	c->disconnected = 1;
 	if (c->id && c->id->qp)
-		ibv_modify_qp(c->id->qp, &attr, IBV_QP_STATE);
+		rdma_destroy_qp(c->id);
 }
 
 /*
@@ -263,6 +270,10 @@ static int create_queues(struct kvod_conn *c, const struct kvod_conn_opts *o,
 	if (sq > (unsigned int)da->max_qp_wr)
 		return fail(c, KVOD_FAIL_LOCAL, "--depth %u: the device allows %d",
 			    o->depth, da->max_qp_wr - 1);
+	c->out = calloc(sq, sizeof(*c->out));
+	if (!c->out)
+		return fail(c, KVOD_FAIL_LOCAL, "out of memory");
+	c->out_cap = sq;
 	c->pd = ibv_alloc_pd(c->id->verbs);
 	if (!c->pd)
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_alloc_pd: %s", strerror(errno));
@@ -663,6 +674,14 @@ long kvod_seg_find(const struct kvod_conn *c, uint64_t off)
 	return -1;
 }
 
+/**
+ * kvod_post_read() - one RDMA READ
+ *
+ * Its completion comes from kvod_poll() or kvod_poll_cq(), also when the
+ * connection is lost: then as IBV_WC_WR_FLUSH_ERR. Fails once the
+ * connection is lost, and when the caller already has as many READs
+ * outstanding as the depth it connected with.
+ */
 int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id)
 {
@@ -678,12 +697,58 @@ int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		.opcode = IBV_WR_RDMA_READ,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
-	int ret = ibv_post_send(c->id->qp, &wr, &bad);
+	int ret;
 
+	if (c->disconnected || !c->id->qp)
+		return fail(c, KVOD_FAIL_UNREACHABLE, "the server disconnected");
+	if (c->out_count == c->out_cap)
+		return fail(c, KVOD_FAIL_LOCAL, "%u READs outstanding already",
+			    c->out_count);
+	ret = ibv_post_send(c->id->qp, &wr, &bad);
 	if (ret)
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_post_send: %s",
 			    strerror(ret));
+	c->out[(c->out_head + c->out_count++) % c->out_cap] = wr_id;
 	return 0;
+}
+
+/**
+ * kvod_poll_cq() - up to @n completions, without waiting
+ *
+ * ibv_poll_cq() for callers that wait on the channels themselves
+ * (kvod-proxy), keeping the count of outstanding READs: a READ's
+ * completion comes in the order it was posted (one send queue). Once
+ * the connection is lost (its QP destroyed, see conn_lost()), the READs
+ * that did not complete by then are returned as IBV_WC_WR_FLUSH_ERR with
+ * their wr_ids. Returns the number of completions, or -1.
+ */
+int kvod_poll_cq(struct kvod_conn *c, struct ibv_wc *wc, int n)
+{
+	int k = 0, i;
+
+	if (c->id && c->id->qp) {
+		k = ibv_poll_cq(c->cq, n, wc);
+		if (k < 0)
+			return fail(c, KVOD_FAIL_LOCAL, "ibv_poll_cq failed");
+		for (i = 0; i < k; i++) {
+			if (wc[i].wr_id == KVOD_WRID_READY ||
+			    wc[i].wr_id == KVOD_WRID_START || !c->out_count)
+				continue;
+			c->out_head = (c->out_head + 1) % c->out_cap;
+			c->out_count--;
+		}
+		return k;
+	}
+	/* The QP is gone: no completion will come for what is left. */
+	while (k < n && c->out_count) {
+		memset(&wc[k], 0, sizeof(wc[k]));
+		wc[k].wr_id = c->out[c->out_head];
+		wc[k].status = IBV_WC_WR_FLUSH_ERR;
+		c->out_head = (c->out_head + 1) % c->out_cap;
+		c->out_count--;
+		k++;
+	}
+	return k;
 }
 
 /**
@@ -735,13 +800,17 @@ int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms)
 		int wait = -1;
 
 		for (spin = 0; spin < KVOD_SPIN_POLLS; spin++) {
-			k = ibv_poll_cq(c->cq, n, wc);
+			k = kvod_poll_cq(c, wc, n);
 			if (k)
 				goto out;
 		}
+		/* Lost, and nothing left to complete: nothing will come. */
+		if (c->disconnected && !c->id->qp)
+			return fail(c, KVOD_FAIL_UNREACHABLE,
+				    "the server disconnected");
 		if (ibv_req_notify_cq(c->cq, 0))
 			return fail(c, KVOD_FAIL_LOCAL, "ibv_req_notify_cq failed");
-		k = ibv_poll_cq(c->cq, n, wc);
+		k = kvod_poll_cq(c, wc, n);
 		if (k)
 			goto out;
 		if (deadline >= 0) {
@@ -765,8 +834,6 @@ int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms)
 			kvod_conn_event(c);
 	}
 out:
-	if (k < 0)
-		return fail(c, KVOD_FAIL_LOCAL, "ibv_poll_cq failed");
 	return k;
 }
 
@@ -797,6 +864,8 @@ void kvod_close(struct kvod_conn *c)
 		rdma_destroy_event_channel(c->ec);
 	free(c->segs);
 	c->segs = NULL;
+	free(c->out);
+	c->out = NULL;
 	c->id = NULL;
 	c->ec = NULL;
 }

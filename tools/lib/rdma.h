@@ -14,6 +14,8 @@
  *	kvod_post_read()	one RDMA READ
  *	kvod_poll()		completions, sleeping on the completion and
  *				the rdma_cm channels when there are none
+ *	kvod_poll_cq()		completions there are, for callers that
+ *				wait on the channels themselves
  *	kvod_conn_event()	an rdma_cm event, for callers that wait on
  *				the channels themselves (kvod-proxy)
  *	kvod_close()		disconnect and destroy, in order
@@ -89,6 +91,9 @@ struct kvod_conn {
 	struct kvod_rdma_start start;
 	unsigned int starts_posted;
 	unsigned int starts_done;
+	/* wr_ids of the READs outstanding, oldest first (a ring) */
+	uint64_t *out;
+	unsigned int out_head, out_count, out_cap;
 	unsigned int initiator_depth;	/* READs in flight on the wire */
 	int connected;
 	int disconnected;		/* the peer went away */
@@ -128,6 +133,7 @@ struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len);
 int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id);
 int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms);
+int kvod_poll_cq(struct kvod_conn *c, struct ibv_wc *wc, int n);
 void kvod_conn_event(struct kvod_conn *c);
 long kvod_seg_find(const struct kvod_conn *c, uint64_t off);
 void kvod_close(struct kvod_conn *c);
