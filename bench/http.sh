@@ -7,6 +7,14 @@
 #   kvod          kvod.ko's zero-copy HTTP server (MSG_SPLICE_PAGES)
 #   nginx-sf      nginx with sendfile on (the file in tmpfs)
 #   nginx-copy    nginx with sendfile off (read() + write() copies)
+#   kvod-proxy    tools/kvod-proxy: HTTP to the players, the bytes pulled
+#                 with RDMA READs from kvod.ko's RDMA server over Soft-RoCE
+#                 (selftests/lib/rxe.sh) and copied into the players'
+#                 sockets. On one host this row holds the proxy, the
+#                 server (no work per chunk) and rxe, a software NIC whose
+#                 READ responses are made by the CPU (a copy) where an
+#                 RNIC would DMA; the proxy process's own CPU is printed
+#                 on its own line.
 #
 # usage: bench/http.sh [GIB_PER_SERVER]	(on the host; boots a guest)
 #
@@ -51,6 +59,11 @@ HZ=$(getconf CLK_TCK)
 
 # shellcheck source=bench/lib.bash
 . "$REPO/bench/lib.bash"
+
+# task_jiffies PID: utime + stime of PID so far, from /proc/PID/stat.
+task_jiffies() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
 
 # busy jiffies and context switches, all CPUs, "BUSY CTXT"
 stat_now() {
@@ -150,6 +163,24 @@ insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
 "$KVODCTL" listen http 127.0.0.1:8080 || die "cannot listen"
 run kvod http://127.0.0.1:8080/movie.ts
 "$KVODCTL" unlisten http 127.0.0.1:8080
+
+# shellcheck source=selftests/lib/rxe.sh
+. "$REPO/selftests/lib/rxe.sh"
+rxe_setup || die "cannot set up rxe"
+"$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT" || die "cannot listen on RDMA"
+"$REPO/tools/kvod-proxy" -f --listen 127.0.0.1:8554 \
+	"rdma://$RXE_ADDR:$RXE_PORT" 2>"$B/proxy.log" &
+proxy=$!
+sleep 2
+p0=$(task_jiffies "$proxy")
+run kvod-proxy http://127.0.0.1:8554/movie.ts
+p1=$(task_jiffies "$proxy")
+echo "$((p1 - p0))" >"$B/proxy-jiffies"
+log "# kvod-proxy process: $((p1 - p0)) jiffies (utime + stime)"
+kill "$proxy"
+wait "$proxy"
+"$KVODCTL" unlisten rdma "$RXE_ADDR:$RXE_PORT"
+rxe_teardown
 rmmod kvod
 
 for mode in on off; do
@@ -169,19 +200,24 @@ log "# idle baseline over ${secs} s: $idle_busy busy jiffies, $idle_ctxt context
 
 log ""
 awk -v hz="$HZ" -v ib="$idle_busy" -v ic="$idle_ctxt" -v is="$secs" \
-    -v total="$TOTAL" -v movie="$MOVIE_BYTES" '
+    -v total="$TOTAL" -v movie="$MOVIE_BYTES" \
+    -v pj="$(cat "$B/proxy-jiffies")" '
 	{
-		name[NR] = $1; t = $2
+		t = $2
 		srv = ($4 - ib * t / is) / hz
 		cli = $3 / hz / (total / 1e9)
 		cs = $5 - ic * t / is
 		gb = total / 1e9
-		cpu[NR] = srv / gb; ctx[NR] = cs / gb
+		cpu[$1] = srv / gb; ctx[$1] = cs / gb
 		printf "%-11s %6.1f s  %6.1f MB/s  %6.2f CPU-s/GB  %7.0f ctxsw/GB  (curl %5.2f CPU-s/GB)  %s/%d complete\n",
-			$1, t, total / t / 1e6, cpu[NR], ctx[NR], cli, $6, total / movie
+			$1, t, total / t / 1e6, cpu[$1], ctx[$1], cli, $6, total / movie
 	}
 	END {
-		printf "\nkvod / nginx-sf:   CPU %.2fx   ctxsw %.2fx\n", cpu[1] / cpu[2], ctx[1] / ctx[2]
-		printf "kvod / nginx-copy: CPU %.2fx   ctxsw %.2fx\n", cpu[1] / cpu[3], ctx[1] / ctx[3]
+		gb = total / 1e9
+		printf "kvod-proxy process alone: %.2f CPU-s/GB\n", pj / hz / gb
+		printf "\nkvod / nginx-sf:          CPU %.2fx   ctxsw %.2fx\n", cpu["kvod"] / cpu["nginx-sf"], ctx["kvod"] / ctx["nginx-sf"]
+		printf "kvod / nginx-copy:        CPU %.2fx   ctxsw %.2fx\n", cpu["kvod"] / cpu["nginx-copy"], ctx["kvod"] / ctx["nginx-copy"]
+		printf "kvod-proxy / kvod:        CPU %.2fx   ctxsw %.2fx\n", cpu["kvod-proxy"] / cpu["kvod"], ctx["kvod-proxy"] / ctx["kvod"]
+		printf "kvod-proxy / nginx-copy:  CPU %.2fx   ctxsw %.2fx\n", cpu["kvod-proxy"] / cpu["nginx-copy"], ctx["kvod-proxy"] / ctx["nginx-copy"]
 	}' "$B/results" | tee -a "$OUT"
 rm -rf "$B"

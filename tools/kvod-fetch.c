@@ -163,16 +163,16 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 				goto bad;
 			break;
 		case 'l':
-			if (kvod_parse_size(optarg, &o->length) || !o->length)
+			if (kvod_parse_range(optarg, 1, UINT64_MAX, &o->length))
 				goto bad;
 			break;
 		case 'c':
-			if (kvod_parse_size(optarg, &v) || !v || v > CHUNK_MAX)
+			if (kvod_parse_range(optarg, 1, CHUNK_MAX, &v))
 				goto bad;
 			o->chunk = v;
 			break;
 		case 'd':
-			if (kvod_parse_size(optarg, &v) || !v || v > DEPTH_MAX)
+			if (kvod_parse_range(optarg, 1, DEPTH_MAX, &v))
 				goto bad;
 			o->depth = v;
 			break;
@@ -181,8 +181,7 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 				goto bad;
 			break;
 		case 'C':
-			if (kvod_parse_size(optarg, &o->cache_ms) || !o->cache_ms ||
-			    o->cache_ms > 3600 * 1000)
+			if (kvod_parse_range(optarg, 1, 3600 * 1000, &o->cache_ms))
 				goto bad;
 			cache_set = 1;
 			break;
@@ -195,12 +194,12 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 				goto bad;
 			break;
 		case 'S':
-			if (kvod_parse_size(optarg, &v) || v > UINT32_MAX)
+			if (kvod_parse_range(optarg, 0, UINT32_MAX, &v))
 				goto bad;
 			o->seed = v;
 			break;
 		case 't':
-			if (kvod_parse_size(optarg, &v) || !v || v > 600000)
+			if (kvod_parse_range(optarg, 1, 600000, &v))
 				goto bad;
 			o->timeout_ms = v;
 			break;

@@ -83,11 +83,6 @@ static void usage(FILE *f)
 }
 
 /* --opt N, within [min, max]. */
-static int num_arg(const char *s, uint64_t min, uint64_t max, uint64_t *v)
-{
-	return kvod_parse_size(s, v) || *v < min || *v > max ? -1 : 0;
-}
-
 static int parse_args(int argc, char **argv, struct proxy_opts *o)
 {
 	static const struct option longopts[] = {
@@ -119,42 +114,42 @@ static int parse_args(int argc, char **argv, struct proxy_opts *o)
 			o->listen = optarg;
 			break;
 		case 'c':
-			if (num_arg(optarg, 4096, 64 << 20, &v))
+			if (kvod_parse_range(optarg, 4096, 64 << 20, &v))
 				goto bad;
 			o->chunk = v;
 			break;
 		case 'd':
-			if (num_arg(optarg, 1, 256, &v))
+			if (kvod_parse_range(optarg, 1, 256, &v))
 				goto bad;
 			o->depth = v;
 			break;
 		case 'Q':
-			if (num_arg(optarg, 1, 4096, &v))
+			if (kvod_parse_range(optarg, 1, 4096, &v))
 				goto bad;
 			o->qp_depth = v;
 			break;
 		case 'm':
-			if (num_arg(optarg, 1, 1 << 20, &v))
+			if (kvod_parse_range(optarg, 1, 1 << 20, &v))
 				goto bad;
 			o->max_clients = v;
 			break;
 		case 't':
-			if (num_arg(optarg, 1, 600000, &v))
+			if (kvod_parse_range(optarg, 1, 600000, &v))
 				goto bad;
 			o->timeout_ms = v;
 			break;
 		case 's':
-			if (num_arg(optarg, 1, 86400, &v))
+			if (kvod_parse_range(optarg, 1, 86400, &v))
 				goto bad;
 			o->send_timeout_s = v;
 			break;
 		case 'i':
-			if (num_arg(optarg, 1, 86400, &v))
+			if (kvod_parse_range(optarg, 1, 86400, &v))
 				goto bad;
 			o->idle_timeout_s = v;
 			break;
 		case 'L':
-			if (num_arg(optarg, 0, 86400, &v))
+			if (kvod_parse_range(optarg, 0, 86400, &v))
 				goto bad;
 			o->linger_s = v;
 			break;

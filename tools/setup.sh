@@ -21,7 +21,7 @@ APT_PKGS=(
 	qemu-system-x86 busybox-static udev
 	rdma-core ibverbs-providers ibverbs-utils librdmacm-dev
 	libibverbs-dev rdmacm-utils perftest
-	ffmpeg vlc-bin vlc-plugin-base curl nginx-light jq ethtool tcpdump
+	ffmpeg vlc-bin vlc-plugin-base libvlccore-dev curl nginx-light jq ethtool tcpdump
 	procps psmisc
 	libmnl-dev libcap-dev pkg-config man-db shellcheck
 )

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvod_parse_size() (tools/lib/rate.c), the SIZE and count parser of
- * kvod-fetch's and kvod-proxy's options, and kvod_name_valid()
- * (tools/lib/name.c), the userspace twin of the module's name rule, which
- * kvod-proxy's HTTP parser uses. On the host: no module, no device.
+ * kvod_parse_size() and kvod_parse_range() (tools/lib/rate.c), the SIZE
+ * and count parsers of kvod-fetch's and kvod-proxy's options, and
+ * kvod_name_valid() (tools/lib/name.c), the userspace twin of the
+ * module's name rule, which kvod-proxy's HTTP parser uses. On the host:
+ * no module, no device.
  */
 #include <stdint.h>
 #include <string.h>
@@ -48,6 +49,25 @@ TEST(parse_size)
 		if (size_cases[i].ok)
 			EXPECT_EQ(size_cases[i].want, v) TH_LOG("'%s'", size_cases[i].s);
 	}
+}
+
+TEST(parse_range)
+{
+	uint64_t v;
+
+	EXPECT_EQ(0, kvod_parse_range("1", 1, 256, &v));
+	EXPECT_EQ(1ULL, v);
+	EXPECT_EQ(0, kvod_parse_range("256", 1, 256, &v));
+	EXPECT_EQ(256ULL, v);
+	EXPECT_EQ(0, kvod_parse_range("4k", 4096, 64 << 20, &v));
+	EXPECT_EQ(4096ULL, v);
+	EXPECT_EQ(-1, kvod_parse_range("0", 1, 256, &v));
+	EXPECT_EQ(-1, kvod_parse_range("257", 1, 256, &v));
+	EXPECT_EQ(-1, kvod_parse_range("4095", 4096, 64 << 20, &v));
+	EXPECT_EQ(-1, kvod_parse_range("65M", 4096, 64 << 20, &v));
+	EXPECT_EQ(-1, kvod_parse_range("x", 0, UINT64_MAX, &v));
+	EXPECT_EQ(0, kvod_parse_range("0", 0, UINT32_MAX, &v));
+	EXPECT_EQ(0ULL, v);
 }
 
 static const struct {

@@ -139,3 +139,16 @@ int kvod_parse_size(const char *s, uint64_t *v)
 	*v <<= shift;
 	return 0;
 }
+
+/**
+ * kvod_parse_range() - a SIZE or count between @min and @max, inclusive
+ *
+ * As kvod_parse_size(). Returns 0, or -1 if @s is not one or is out of
+ * the range (@v is then undefined).
+ */
+int kvod_parse_range(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	if (kvod_parse_size(s, v) || *v < min || *v > max)
+		return -1;
+	return 0;
+}

@@ -16,5 +16,6 @@ int kvod_parse_rate(const char *s, uint64_t *rate);
 /* SIZE, a byte count or count such as 256k */
 
 int kvod_parse_size(const char *s, uint64_t *v);
+int kvod_parse_range(const char *s, uint64_t min, uint64_t max, uint64_t *v);
 
 #endif /* KVOD_LIB_RATE_H */

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# VLC plays rdma://HOST:PORT/NAME itself, through kvod's VLC access module
+# (tools/vlc, loaded from the tree with VLC_PLUGIN_PATH): it remuxes as
+# many frames as it does from the file; an MP4 whose index is at the end
+# makes it seek, and a --start-time seeks again, each on the one
+# connection it opened (the server's accepted counter proves it); an
+# unknown movie fails with kvod-fetch's wording in VLC's log.
+#
+# timeout: 600
+# transports: rxe siw
+
+# shellcheck source=selftests/kvod/rdma_lib.bash
+. "$(dirname "$0")/rdma_lib.bash"
+
+PLUGIN_DIR=$KVOD_REPO/tools/vlc
+
+frames() {
+	ffprobe -v error -count_frames -select_streams v:0 \
+		-show_entries stream=nb_read_frames -of csv=p=0 "$1" |
+		awk 'NF { print; exit }'
+}
+
+# vlc SOURCE [ARGS...]: VLC (as nobody: it refuses to run as root) remuxes
+# SOURCE's video into an MPEG-TS in $RDMA_TMP/vlc.ts; its log (errors
+# only) goes to $RDMA_TMP/vlc.log.
+vlc() {
+	local src=$1
+
+	shift
+	timeout "$(time_limit 120)" runuser -u nobody -- \
+		env VLC_PLUGIN_PATH="$PLUGIN_DIR" cvlc -I dummy --play-and-exit \
+		--no-audio "$@" "$src" \
+		--sout '#std{access=file,mux=ts,dst=-}' \
+		2>"$RDMA_TMP/vlc.log" >"$RDMA_TMP/vlc.ts"
+}
+
+ktap_header
+ktap_plan 6
+[ -f "$PLUGIN_DIR/libkvod_plugin.so" ] ||
+	ktap_bail_out "$PLUGIN_DIR/libkvod_plugin.so not built (make tools)"
+rdma_test_start
+# VLC runs as nobody: it opens the RDMA devices itself.
+chmod a+rw /dev/infiniband/* 2>/dev/null
+
+chmod 755 "$RDMA_TMP"
+{ ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
+	-c:v mpeg4 -g 25 "$RDMA_TMP/sample.mp4" &&
+	chmod 644 "$RDMA_TMP/sample.mp4" &&
+	"$KVOD_HELPER" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
+	ktap_bail_out "cannot make sample.mp4"
+
+check_eq "VLC lists the kvod access module" 1 \
+	"$(VLC_PLUGIN_PATH=$PLUGIN_DIR runuser -u nobody -- cvlc --list 2>/dev/null |
+		grep -c '^ *kvod ')"
+
+vlc "$RDMA_TMP/sample.mp4"
+want=$(frames "$RDMA_TMP/vlc.ts")
+before=$(rdma_counter accepted)
+vlc "$RDMA_URL/sample.mp4"
+got=$(frames "$RDMA_TMP/vlc.ts")
+check_eq "rdma://: as many frames as VLC gets from the file ($want)" \
+	"$want" "$got"
+check_eq "one connection for the whole play, seeks to the index included" \
+	1 $(($(rdma_counter accepted) - before))
+
+before=$(rdma_counter accepted)
+vlc "$RDMA_URL/sample.mp4" --start-time 2
+got=$(frames "$RDMA_TMP/vlc.ts")
+check_eq "--start-time 2: fewer frames, on one connection" "yes 1" \
+	"$([ "${got:-0}" -gt 0 ] && [ "$got" -lt "$want" ] && echo yes) $(($(rdma_counter accepted) - before))"
+
+vlc "$RDMA_URL/nosuchmovie"
+check_eq "unknown movie: kvod-fetch's words in VLC's log" 1 \
+	"$(grep -c 'kvod stream error: nosuchmovie: movie not found' "$RDMA_TMP/vlc.log")"
+ktap_print_msg "$(grep kvod "$RDMA_TMP/vlc.log")"
+
+wait_test "$(time_limit 10)" = 0 rdma_counter active
+check_eq "every connection VLC opened is released" 0 "$(rdma_counter active)"
+
+rdma_test_stop
+ktap_finish
