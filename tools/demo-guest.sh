@@ -67,7 +67,7 @@ rdma_stream() {
 
 	rdma_use "$1"
 	rxe_setup || return 1
-	show rdma link show "$RXE_DEV"
+	show rdma link show "$RXE_DEV/1"
 	show "$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT"
 	echo "\$ kvod-fetch rdma://$RXE_ADDR:$RXE_PORT/sample | ffprobe -"
 	"$FETCH" "rdma://$RXE_ADDR:$RXE_PORT/sample" | probe - || rc=1
