@@ -26,6 +26,9 @@
  *   rdma_client [-p PORT] HOST pastend NAME
  *	READs just past the end of the movie, across its end, past the end
  *	of the table, each on a fresh connection
+ *   rdma_client [-p PORT] HOST badstart NAME
+ *	over iWARP, connect with a START whose magic is wrong; prints
+ *	"result: ready" or "result: error ERR"
  *
  * Outcomes are ibv_wc_status_str() texts: "success", "remote access
  * error", ...
@@ -57,6 +60,32 @@ static int conn_open(struct kvod_conn *c, const void *pd, size_t len)
 	};
 
 	return kvod_connect(c, &o);
+}
+
+static int cmd_badstart(const char *name)
+{
+	struct kvod_rdma_start bad = {
+		.magic = htobe32(KVOD_RDMA_MAGIC ^ 1),
+		.version = KVOD_RDMA_VERSION,
+	};
+	char pd[KVOD_REQ_PDATA_MAX];
+	struct kvod_conn_opts o = {
+		.host = host,
+		.port = port,
+		.pdata = pd,
+		.pdata_len = kvod_build_req(pd, sizeof(pd), name),
+		.depth = 16,
+		.timeout_ms = TIMEOUT_MS,
+		.start = &bad,
+	};
+	struct kvod_conn c;
+
+	if (!kvod_connect(&c, &o))
+		printf("result: ready\n");
+	else
+		printf("result: error %s\n", c.err);
+	kvod_close(&c);
+	return 0;
 }
 
 static int open_movie(struct kvod_conn *c, const char *name)
@@ -387,10 +416,12 @@ int main(int argc, char **argv)
 		return cmd_stale(argv[2]);
 	if (!strcmp(argv[1], "pastend") && argc == 3)
 		return cmd_pastend(argv[2]);
+	if (!strcmp(argv[1], "badstart") && argc == 3)
+		return cmd_badstart(argv[2]);
 usage:
 	fprintf(stderr,
 		"usage: rdma_client [-p PORT] HOST raw HEX|- | table NAME |\n"
 		"       read NAME OFF LEN | cross NAME_A NAME_B | stale NAME |\n"
-		"       pastend NAME\n");
+		"       pastend NAME | badstart NAME\n");
 	return 2;
 }

@@ -17,7 +17,11 @@
 . "$(dirname "$0")/rdma_lib.bash"
 
 ktap_header
-ktap_plan 20
+if rdma_iwarp; then
+	ktap_plan 21
+else
+	ktap_plan 20
+fi
 rdma_test_start
 
 movie_add alpha $((5 << 20)) || ktap_bail_out "cannot add a movie"
@@ -114,6 +118,14 @@ for k in past_end across_end past_table before_start; do
 done
 check_eq "READs past the end, across it, past the table, before the start" \
 	"4 4" "$refused $(grep -c '_untouched: yes$' <<<"$out")"
+
+# Over iWARP the client speaks first, with START (rdma.rst).
+if rdma_iwarp; then
+	out=$("$RDMA_CLIENT" "$RXE_ADDR" badstart alpha 2>&1)
+	check_eq "iWARP: a malformed START: the server closes the connection" \
+		"result: error the server disconnected 1" \
+		"$out $(dmesg | grep -c 'bad START (8 bytes)')"
+fi
 
 wait "$bystander"
 rc=$?

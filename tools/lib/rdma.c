@@ -431,7 +431,8 @@ static int do_connect(struct kvod_conn *c, const struct kvod_conn_opts *o,
 
 /*
  * START, over iWARP: MPA lets the server (the responder) send READY only
- * after our first FPDU. Sent from c->start, signaled (sq_sig_all).
+ * after our first FPDU. Sent from c->start (filled by kvod_connect()),
+ * signaled (sq_sig_all).
  */
 static int post_start(struct kvod_conn *c)
 {
@@ -447,8 +448,6 @@ static int post_start(struct kvod_conn *c)
 	}, *bad;
 
 	if (!c->start_mr) {
-		c->start.magic = htobe32(KVOD_RDMA_MAGIC);
-		c->start.version = KVOD_RDMA_VERSION;
 		c->start_mr = ibv_reg_mr(c->pd, &c->start, sizeof(c->start), 0);
 		if (!c->start_mr)
 			return fail(c, KVOD_FAIL_LOCAL, "ibv_reg_mr: %s",
@@ -568,8 +567,14 @@ int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
 		return -1;
 	if (o->no_ready_recv)
 		return 0;
-	if (kvod_iwarp(c) && post_start(c))
-		return -1;
+	if (kvod_iwarp(c)) {
+		c->start.magic = htobe32(KVOD_RDMA_MAGIC);
+		c->start.version = KVOD_RDMA_VERSION;
+		if (o->start)
+			c->start = *o->start;
+		if (post_start(c))
+			return -1;
+	}
 	return wait_ready(c, o->timeout_ms);
 }
 

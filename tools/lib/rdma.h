@@ -77,6 +77,7 @@ struct kvod_conn_opts {
 	unsigned int depth;	/* READs the caller keeps outstanding */
 	int timeout_ms;		/* per step */
 	int no_ready_recv;	/* hostile: do not post the RECV for READY */
+	const struct kvod_rdma_start *start;	/* hostile: send this as START */
 };
 
 struct kvod_conn {
