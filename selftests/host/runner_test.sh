@@ -53,7 +53,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 19
+ktap_plan 23
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -130,6 +130,36 @@ check_eq "an after-hook's comments reach the log" 2 "$(grep -c '^# looked after'
 count=$("$REPO/tools/run-tests" --count <(printf '%s\n' "$out")) || true
 check_eq "a program failed by its after-hook counts once" "1 passed, 1 failed, 2 skipped" \
 	"$(tail -n1 <<<"$count")"
+
+# The hook runs in run_suite's shell, not a subshell: what it keeps
+# (run_guest.sh's count of kernel log lines seen) lasts to the next call.
+# shellcheck disable=SC2317 # run_suite calls it
+count_hook() {
+	AFTER_CALLS=$((AFTER_CALLS + 1))
+	echo "# call $AFTER_CALLS"
+}
+AFTER_CALLS=0
+out=$(RUN_SUITE_AFTER=count_hook run_suite t "" "$T/skip.sh" "$T/skip.sh") || true
+check_eq "an after-hook's state lasts from one program to the next" \
+	"# call 1|# call 2" "$(grep '^# call' <<<"$out" | paste -sd'|')"
+
+# Transports: "# transports: rxe siw" adds NAME@siw to the default list,
+# which runs NAME with KVOD_RDMA_TRANSPORT=siw.
+mkdir "$TMP/tr"
+cat >"$TMP/tr/net.sh" <<'EOF'
+# transports: rxe siw
+echo "1..1"
+echo "ok 1 transport ${KVOD_RDMA_TRANSPORT:-rxe}"
+EOF
+check_eq "a test with two transports is listed twice" \
+	"net.sh|net.sh@siw" \
+	"$(KVOD_TESTS='' suite_programs "$TMP/tr" | xargs -n1 basename | paste -sd'|')"
+out=$(run_suite t "" "$TMP/tr/net.sh" "$TMP/tr/net.sh@siw") || true
+check_eq "NAME@siw runs NAME over siw, and is reported as NAME@siw" \
+	"ok 1 transport rxe|ok 1 selftests: t: net.sh|ok 1 transport siw|ok 2 selftests: t: net.sh@siw" \
+	"$(grep -E '^ *ok ' <<<"$out" | sed 's/^ *//' | paste -sd'|')"
+check_eq "NAME@siw keeps NAME's timeout" "$(base_timeout "$T/slow.sh")" \
+	"$(base_timeout "$T/slow.sh@siw")"
 
 rc=0
 out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?

@@ -122,7 +122,7 @@ base_timeout() {
 # it. Returns 0 if all passed or skipped, 1 otherwise.
 run_suite() {
 	local suite=$1 hook=$2 n=0 failed=0 path name t rc start elapsed log
-	local after after_rc transport file
+	local after after_rc after_out transport file
 	local logdir=
 	local -a cmd env
 
@@ -181,7 +181,12 @@ run_suite() {
 		fi
 		after_rc=0
 		if [ -n "${RUN_SUITE_AFTER:-}" ]; then
-			after=$("$RUN_SUITE_AFTER" "$name") || after_rc=1
+			# Not in a $(...) subshell: the hook keeps state (how
+			# much of the kernel log it has seen) in this shell.
+			after_out=$(mktemp)
+			"$RUN_SUITE_AFTER" "$name" >"$after_out" || after_rc=1
+			after=$(cat "$after_out")
+			rm -f "$after_out"
 			[ -z "$after" ] || printf '%s\n' "$after"
 		fi
 		if ((after_rc)) && { [ "$rc" = 0 ] || [ "$rc" = 4 ]; }; then
