@@ -717,6 +717,16 @@ int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 	return 0;
 }
 
+/* The oldest outstanding READ's wr_id, off the ring. */
+static uint64_t out_pop(struct kvod_conn *c)
+{
+	uint64_t wr_id = c->out[c->out_head];
+
+	c->out_head = (c->out_head + 1) % c->out_cap;
+	c->out_count--;
+	return wr_id;
+}
+
 /**
  * kvod_poll_cq() - up to @n completions, without waiting
  *
@@ -736,21 +746,17 @@ int kvod_poll_cq(struct kvod_conn *c, struct ibv_wc *wc, int n)
 		if (k < 0)
 			return fail(c, KVOD_FAIL_LOCAL, "ibv_poll_cq failed");
 		for (i = 0; i < k; i++) {
-			if (wc[i].wr_id == KVOD_WRID_READY ||
-			    wc[i].wr_id == KVOD_WRID_START || !c->out_count)
-				continue;
-			c->out_head = (c->out_head + 1) % c->out_cap;
-			c->out_count--;
+			if (wc[i].wr_id != KVOD_WRID_READY &&
+			    wc[i].wr_id != KVOD_WRID_START && c->out_count)
+				out_pop(c);
 		}
 		return k;
 	}
 	/* The QP is gone: no completion will come for what is left. */
 	while (k < n && c->out_count) {
 		memset(&wc[k], 0, sizeof(wc[k]));
-		wc[k].wr_id = c->out[c->out_head];
+		wc[k].wr_id = out_pop(c);
 		wc[k].status = IBV_WC_WR_FLUSH_ERR;
-		c->out_head = (c->out_head + 1) % c->out_cap;
-		c->out_count--;
 		k++;
 	}
 	return k;
