@@ -46,12 +46,24 @@ selftests:
 	$(MAKE) -C selftests
 
 # drivers/infiniband/sw/siw of the kernel source that matches the headers
-# (tools/setup.sh installs both at one version), against KDIR.
+# (tools/setup.sh installs both at one version), with the fixes of
+# tools/siw/*.patch, against KDIR. The patched copy is staged first and a
+# file replaces its build copy only when it differs, so a second run
+# rebuilds nothing.
 SIW_BUILD := $(CURDIR)/build/siw
+SIW_STAGE := $(CURDIR)/build/siw-src
+SIW_PATCHES = $(sort $(wildcard $(CURDIR)/tools/siw/*.patch))
 siw:
-	mkdir -p $(SIW_BUILD)
+	rm -rf $(SIW_STAGE)
+	mkdir -p $(SIW_STAGE) $(SIW_BUILD)
 	cp -p $(KSRC)/drivers/infiniband/sw/siw/Makefile \
-		$(KSRC)/drivers/infiniband/sw/siw/*.[ch] $(SIW_BUILD)/
+		$(KSRC)/drivers/infiniband/sw/siw/*.[ch] $(SIW_STAGE)/
+	for p in $(SIW_PATCHES); do \
+		patch -s -p5 -d $(SIW_STAGE) <$$p || exit 1; \
+	done
+	for f in $(SIW_STAGE)/*; do \
+		cmp -s $$f $(SIW_BUILD)/$${f##*/} || cp $$f $(SIW_BUILD)/ || exit 1; \
+	done
 	$(MAKE) -C $(KDIR) M=$(SIW_BUILD) CONFIG_RDMA_SIW=m modules
 
 # Every .c and .h of kernel code, and the uapi header.
