@@ -256,7 +256,8 @@ static void dispatch(struct proxy *p, struct epoll_event *e)
 	}
 }
 
-static void tick(struct proxy *p)
+/* Timeouts; returns when a connect is due next (movie_tick()). */
+static int64_t tick(struct proxy *p)
 {
 	int64_t now = proxy_now_ms();
 	struct client *cl, *next;
@@ -265,7 +266,7 @@ static void tick(struct proxy *p)
 		next = cl->next;
 		client_tick(cl, now);
 	}
-	movie_tick(p, now);
+	return movie_tick(p, now);
 }
 
 /* Close the players; exit releases the RDMA resources with the process. */
@@ -292,7 +293,7 @@ int main(int argc, char **argv)
 		},
 	};
 	struct epoll_event ev[64];
-	int64_t next_tick = 0;
+	int64_t next_tick = 0, wake = INT64_MAX;
 
 	if (parse_args(argc, argv, &p.o))
 		return EXIT_USAGE;
@@ -315,17 +316,19 @@ int main(int argc, char **argv)
 		  p.o.host, p.o.port);
 
 	while (!stop) {
+		int64_t left = wake - proxy_now_ms();
 		int n, i;
 
-		n = epoll_wait(p.epfd, ev, 64, 1000);
+		n = epoll_wait(p.epfd, ev, 64, left < 0 ? 0 :
+			       left < 1000 ? (int)left : 1000);
 		if (n < 0 && errno != EINTR) {
 			proxy_log("kvod-proxy: epoll_wait: %s", strerror(errno));
 			break;
 		}
 		for (i = 0; i < n; i++)
 			dispatch(&p, &ev[i]);
-		if (proxy_now_ms() >= next_tick) {
-			tick(&p);
+		if (proxy_now_ms() >= next_tick || proxy_now_ms() >= wake) {
+			wake = tick(&p);
 			next_tick = proxy_now_ms() + 1000;
 		}
 		proxy_reap(&p);

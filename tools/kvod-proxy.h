@@ -8,7 +8,8 @@
  *	proxy-client.c	one HTTP connection: parse (kmod/http_parse.c, the
  *			module's own parser), answer, send the body
  *	proxy-movie.c	one RDMA connection per open movie, shared by every
- *			player of it; READs and their completions
+ *			player of it; its connect, READs and their
+ *			completions
  *
  * Lifetimes. The loop is one thread; nothing here is locked. A client
  * lives from accept until client_free(); once its socket is closed it
@@ -18,9 +19,13 @@
  * seconds or its connection fails ("dead": no new READs, new requests open
  * a new connection); it is freed once no client uses it and no READ is in
  * flight on it. Both are free()d only after the batch of epoll events
- * that ended them, which may still name them. A client holds its movie (pmovie.users) from the response
- * head to the end of the body, and its buffer stays registered on that
- * movie's protection domain (client.mr_movie, which pins the movie too).
+ * that ended them, which may still name them. A client holds its movie
+ * (pmovie.users) while it waits for the movie's connect (client.wait)
+ * and from the response head to the end of the body, and its buffer
+ * stays registered on that movie's protection domain (client.mr_movie,
+ * which pins the movie too). A movie's connect runs in the loop like
+ * everything else (kvod_connect_step() on its channels' events and at
+ * its wake time), so a player waiting for one stalls no other.
  */
 #ifndef KVOD_PROXY_H
 #define KVOD_PROXY_H
@@ -67,7 +72,11 @@ struct pmovie {
 	unsigned int users;		/* clients answering from it */
 	unsigned int regs;		/* client buffers registered on it */
 	unsigned int inflight;		/* READs posted, not completed */
+	int connecting;			/* kvod_connect_step() until done */
+	int cc_watched;			/* c.cc's fd is in the epoll set */
 	int dead;
+	int fail_status;		/* dead from its connect: HTTP status */
+	char why[256];			/* and the reason */
 	int freed;			/* on proxy.reap_movies */
 	int64_t unused_since;		/* ms; users fell to 0 */
 };
@@ -105,6 +114,8 @@ struct client {
 	int close_after;		/* close once the response is out */
 	int responding;			/* a response (head or body) is on */
 
+	struct pmovie *wait;		/* connecting for the request in pending */
+	struct http_request pending;
 	struct pmovie *m;		/* the body's movie, or NULL */
 	uint64_t read_off;		/* next byte to READ */
 	uint64_t end;			/* one past the body's last byte */
@@ -143,6 +154,7 @@ void client_event(struct client *cl, uint32_t events);
 void client_run(struct client *cl);
 void client_slot_done(struct pslot *s, int ok);
 void client_movie_lost(struct client *cl);
+void client_movie_ready(struct client *cl);
 void client_tick(struct client *cl, int64_t now);
 
 /* proxy-movie.c */
@@ -153,7 +165,7 @@ void movie_unuse(struct pmovie *m);
 void movie_cq_event(struct pmovie *m);
 void movie_cm_event(struct pmovie *m);
 int movie_post(struct pmovie *m, struct pslot *s, void *buf, uint32_t lkey);
-void movie_tick(struct proxy *p, int64_t now);
+int64_t movie_tick(struct proxy *p, int64_t now);
 void movie_maybe_free(struct pmovie *m);
 void proxy_reap(struct proxy *p);
 

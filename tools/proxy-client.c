@@ -170,29 +170,14 @@ static int ring_register(struct client *cl, struct pmovie *m)
 	return 0;
 }
 
-static void start_response(struct client *cl, const struct http_request *req)
+/* The answer to @req from @m, whose connect is done. */
+static void answer(struct client *cl, const struct http_request *req,
+		   struct pmovie *m)
 {
 	int head = req->method == HTTP_HEAD;
 	uint64_t first, last, size;
-	struct pmovie *m;
-	char why[256];
 	int status;
 
-	cl->close_after = req->close;
-	if (req->status) {
-		respond_error(cl, req->status, head, req->http10, NULL);
-		return;
-	}
-	if (!req->name[0]) {
-		respond_error(cl, 404, head, req->http10, NULL);
-		return;
-	}
-	m = movie_open(cl->p, req->name, &status, why, sizeof(why));
-	if (!m) {
-		respond_error(cl, status, head, req->http10,
-			      status == 404 ? NULL : why);
-		return;
-	}
 	size = m->c.movie_size;
 	status = resolve_range(req, size, &first, &last);
 	if (status != 416 && !head && ring_register(cl, m)) {
@@ -224,6 +209,61 @@ static void start_response(struct client *cl, const struct http_request *req)
 	cl->end = last + 1;
 	cl->posted = 0;
 	cl->written = 0;
+}
+
+static void start_response(struct client *cl, const struct http_request *req)
+{
+	int head = req->method == HTTP_HEAD;
+	struct pmovie *m;
+	char why[256];
+	int status;
+
+	cl->close_after = req->close;
+	if (req->status) {
+		respond_error(cl, req->status, head, req->http10, NULL);
+		return;
+	}
+	if (!req->name[0]) {
+		respond_error(cl, 404, head, req->http10, NULL);
+		return;
+	}
+	m = movie_open(cl->p, req->name, &status, why, sizeof(why));
+	if (!m) {
+		respond_error(cl, status, head, req->http10,
+			      status == 404 ? NULL : why);
+		return;
+	}
+	if (m->connecting) {
+		/* Back in client_movie_ready(); no timeout but the connect's. */
+		cl->pending = *req;
+		cl->wait = m;
+		movie_use(m);
+		return;
+	}
+	answer(cl, req, m);
+}
+
+/**
+ * client_movie_ready() - the connect @cl waits for has ended
+ *
+ * Answers the request it was for (or the connect's failure) and goes on
+ * with the client. Called from the movie's step, which holds the movie.
+ */
+void client_movie_ready(struct client *cl)
+{
+	const struct http_request *req = &cl->pending;
+	struct pmovie *m = cl->wait;
+
+	cl->wait = NULL;
+	if (m->dead)
+		respond_error(cl, m->fail_status, req->method == HTTP_HEAD,
+			      req->http10,
+			      m->fail_status == 404 ? NULL : m->why);
+	else
+		answer(cl, req, m);
+	movie_unuse(m);
+	cl->deadline = proxy_now_ms() + cl->p->o.send_timeout_s * 1000LL;
+	client_run(cl);
 }
 
 static void client_free(struct client *cl)
@@ -259,6 +299,10 @@ static void client_close(struct client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	p->nclients--;
+	if (cl->wait) {
+		movie_unuse(cl->wait);
+		cl->wait = NULL;
+	}
 	if (cl->m) {
 		movie_unuse(cl->m);
 		cl->m = NULL;
@@ -412,7 +456,7 @@ void client_run(struct client *cl)
 	struct http_request req;
 	int r;
 
-	while (!cl->gone) {
+	while (!cl->gone && !cl->wait) {
 		if (cl->responding) {
 			r = send_response(cl);
 			if (r < 0) {
@@ -521,6 +565,6 @@ void client_accept(struct proxy *p)
 /* The idle and send timeouts. */
 void client_tick(struct client *cl, int64_t now)
 {
-	if (now >= cl->deadline)
+	if (!cl->wait && now >= cl->deadline)
 		client_close(cl);
 }

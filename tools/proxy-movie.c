@@ -111,6 +111,67 @@ static int fail_status(const struct kvod_conn *c)
 	return 502;
 }
 
+/*
+ * Hold @m while the loop below runs its players: finishing a response
+ * drops a use, which must not free @m under us. Not a player's use, so
+ * unused_since stays.
+ */
+static void movie_hold(struct pmovie *m)
+{
+	m->users++;
+}
+
+static void movie_release(struct pmovie *m)
+{
+	m->users--;
+	movie_maybe_free(m);
+}
+
+/*
+ * The connect went as far as it can for now; when it has ended, either
+ * way, answer the players waiting for it (client_movie_ready()).
+ */
+static void movie_step(struct pmovie *m)
+{
+	struct client *cl, *next;
+	int r = kvod_connect_step(&m->c);
+
+	/* The completion channel exists from the route on: watch it then. */
+	if (r >= 0 && m->c.cc && !m->cc_watched) {
+		if (watch(m, m->c.cc->fd, &m->cq_ev)) {
+			snprintf(m->c.err, sizeof(m->c.err), "epoll: %s",
+				 strerror(errno));
+			m->c.fail = KVOD_FAIL_LOCAL;
+			r = -1;
+		} else {
+			m->cc_watched = 1;
+		}
+	}
+	if (r > 0)
+		return;
+	m->connecting = 0;
+	if (!r && ibv_req_notify_cq(m->c.cq, 0)) {
+		snprintf(m->c.err, sizeof(m->c.err), "ibv_req_notify_cq failed");
+		m->c.fail = KVOD_FAIL_LOCAL;
+		r = -1;
+	}
+	if (r) {
+		m->fail_status = fail_status(&m->c);
+		snprintf(m->why, sizeof(m->why), "%s", m->c.err);
+		if (m->fail_status != 404)
+			proxy_log("kvod-proxy: %s: %s", m->name, m->c.err);
+		m->dead = 1;
+	}
+	m->unused_since = proxy_now_ms();
+	movie_hold(m);
+	for (cl = m->p->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->wait == m)
+			client_movie_ready(cl);
+	}
+	movie_release(m);
+}
+
 static struct pmovie *movie_connect(struct proxy *p, const char *name,
 				    int *status, char *why, size_t wlen)
 {
@@ -121,6 +182,7 @@ static struct pmovie *movie_connect(struct proxy *p, const char *name,
 		.pdata = pdata,
 		.depth = p->o.qp_depth,
 		.timeout_ms = p->o.timeout_ms,
+		.read_table = 1,
 	};
 	struct pmovie *m = calloc(1, sizeof(*m));
 
@@ -134,17 +196,15 @@ static struct pmovie *movie_connect(struct proxy *p, const char *name,
 	m->p = p;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	o.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
-	if (kvod_connect(&m->c, &o) || kvod_read_table(&m->c, p->o.timeout_ms))
+	if (kvod_connect_start(&m->c, &o))
 		goto fail;
-	if (watch(m, m->c.cc->fd, &m->cq_ev) ||
-	    watch(m, m->c.ec->fd, &m->cm_ev) ||
-	    ibv_req_notify_cq(m->c.cq, 0)) {
+	if (watch(m, m->c.ec->fd, &m->cm_ev)) {
 		snprintf(m->c.err, sizeof(m->c.err), "epoll: %s",
 			 strerror(errno));
 		m->c.fail = KVOD_FAIL_LOCAL;
 		goto fail;
 	}
-	m->unused_since = proxy_now_ms();
+	m->connecting = 1;
 	m->next = p->movies;
 	p->movies = m;
 	return m;
@@ -157,14 +217,15 @@ fail:
 }
 
 /**
- * movie_open() - the open movie @name, connecting to the server if needed
+ * movie_open() - the open movie @name, starting a connect if needed
  * @status: on failure, the HTTP status to answer: 404 (the server has no
  *	such movie), 502 (unreachable, refused, broken), 504 (timed out),
  *	503 (out of memory here)
  * @why: on failure, a sentence for the response body
  *
- * The connect is synchronous: the loop waits for it, up to --timeout per
- * step. The caller takes a use with movie_use().
+ * The connect does not block the loop: while m->connecting, the caller
+ * waits for client_movie_ready(), where m->dead says the connect failed
+ * (m->fail_status, m->why). The caller takes a use with movie_use().
  */
 struct pmovie *movie_open(struct proxy *p, const char *name, int *status,
 			  char *why, size_t wlen)
@@ -223,22 +284,6 @@ int movie_post(struct pmovie *m, struct pslot *s, void *buf, uint32_t lkey)
 }
 
 /*
- * Hold @m while the loop below runs its players: finishing a response
- * drops a use, which must not free @m under us. Not a player's use, so
- * unused_since stays.
- */
-static void movie_hold(struct pmovie *m)
-{
-	m->users++;
-}
-
-static void movie_release(struct pmovie *m)
-{
-	m->users--;
-	movie_maybe_free(m);
-}
-
-/*
  * Completions: hand each to its slot's client, then let players post.
  * Called for the completion channel (@event) and, once the connection is
  * lost, for the READs that will never complete (kvod_poll_cq()).
@@ -280,7 +325,10 @@ static void movie_completions(struct pmovie *m, int event)
 
 void movie_cq_event(struct pmovie *m)
 {
-	movie_completions(m, 1);
+	if (m->connecting)
+		movie_step(m);
+	else
+		movie_completions(m, 1);
 }
 
 /*
@@ -289,6 +337,10 @@ void movie_cq_event(struct pmovie *m)
  */
 void movie_cm_event(struct pmovie *m)
 {
+	if (m->connecting) {
+		movie_step(m);
+		return;
+	}
 	movie_hold(m);
 	kvod_conn_event(&m->c);
 	if (m->c.disconnected) {
@@ -298,19 +350,38 @@ void movie_cm_event(struct pmovie *m)
 	movie_release(m);
 }
 
-/* Close the movies unused for --linger seconds. */
-void movie_tick(struct proxy *p, int64_t now)
+/*
+ * Step the connects that are due (a timeout, a START to send again), and
+ * close the movies unused for --linger seconds. Returns when a connect
+ * is due next, or INT64_MAX.
+ */
+int64_t movie_tick(struct proxy *p, int64_t now)
 {
 	struct pmovie *m, *next;
+	int64_t wake = INT64_MAX;
 
+	/* A step answers players, which may free other movies: rescan. */
+again:
+	for (m = p->movies; m; m = m->next) {
+		if (m->connecting && now >= kvod_connect_wake(&m->c)) {
+			movie_step(m);
+			goto again;
+		}
+	}
 	for (m = p->movies; m; m = next) {
 		next = m->next;
+		if (m->connecting) {
+			if (kvod_connect_wake(&m->c) < wake)
+				wake = kvod_connect_wake(&m->c);
+			continue;
+		}
 		if (!m->dead && !m->users &&
 		    now - m->unused_since >= p->o.linger_s * 1000LL) {
 			m->dead = 1;
 			movie_maybe_free(m);
 		}
 	}
+	return wake;
 }
 
 /* After a batch of events: free what it ended. */

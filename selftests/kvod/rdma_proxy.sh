@@ -8,8 +8,9 @@
 # movie, ffprobe decodes an MP4 whose index is at the end (Range
 # requests), ffmpeg seeks into the middle, VLC plays it, a player that
 # leaves mid-stream does not disturb the rest, a server that goes away gets 502
-# with a reason, and the proxy reconnects once it is back; a server too
-# slow to answer the connect gets 504.
+# with a reason, and the proxy reconnects once it is back; a connect in
+# progress stalls no other player, and a server too slow to answer the
+# connect gets 504.
 #
 # timeout: 600
 # transports: rxe siw
@@ -66,7 +67,7 @@ vlc_frames() {
 }
 
 ktap_header
-ktap_plan 21
+ktap_plan 23
 [ -x "$KVOD_PROXY" ] || ktap_bail_out "$KVOD_PROXY not built (make tools)"
 rdma_test_start
 
@@ -79,7 +80,7 @@ movie_add beta $((5 * MiB)) || ktap_bail_out "cannot add a movie"
 	ktap_bail_out "cannot make sample.mp4"
 
 "$KVOD_PROXY" -f --listen "$PROXY" --chunk 64k --depth 4 \
-	--timeout $((2000 * ${KVOD_TIMEOUT_SCALE:-1})) --linger 600 "$RDMA_URL" \
+	--timeout $((4000 * ${KVOD_TIMEOUT_SCALE:-1})) --linger 600 "$RDMA_URL" \
 	2>"$RDMA_TMP/proxy.log" &
 proxy_pid=$!
 wait_for "$(time_limit 10)" curl -s -o /dev/null "$PURL/" ||
@@ -178,11 +179,31 @@ ktap_print_msg "$(cat "$RDMA_TMP/body")"
 check_eq "server back: the proxy reconnects, byte-exact" \
 	"$(sha256sum <"$RDMA_TMP/beta")" "$(fetch beta | sha256sum)"
 
-# The server answers too late: its setup work sleeps (a kvod test knob)
-# for twice the proxy's --timeout, so the connect for alpha (closed with
-# the others at UNLISTEN) times out waiting for the answer.
+# A slow connect stalls no other player: the server's setup work sleeps
+# (a kvod test knob) for 3/4 of the proxy's --timeout, and while the
+# connect for alpha (closed with the others at UNLISTEN) waits for it, a
+# range of beta, whose connection is open, is answered.
 delay=$(kvod_knob rdma_setup_delay_ms)
-echo $((4000 * ${KVOD_TIMEOUT_SCALE:-1})) >"$delay"
+echo $((3000 * ${KVOD_TIMEOUT_SCALE:-1})) >"$delay"
+curl -s -o "$RDMA_TMP/slow" -r 1000-70999 "$PURL/alpha" &
+slow=$!
+sleep 0.5
+curl -s -o "$RDMA_TMP/quick" -r 5000-69999 "$PURL/beta"
+check_eq "a connect in progress (alpha) stalls no other player (beta)" \
+	"exact waiting" \
+	"$(cmp -s "$RDMA_TMP/quick" <(tail -c +5001 "$RDMA_TMP/beta" | head -c 65000) && echo exact) $(kill -0 "$slow" 2>/dev/null && echo waiting)"
+wait "$slow"
+check_eq "and the slow connect then answers, byte-exact" "yes" \
+	"$(cmp -s "$RDMA_TMP/slow" <(tail -c +1001 "$RDMA_TMP/alpha" | head -c 70000) && echo yes)"
+
+# The server answers too late: its setup work sleeps for twice the
+# proxy's --timeout, so a new connect (the proxy's alpha connection is
+# dropped first) times out waiting for the answer.
+"$KVODCTL" unlisten rdma "$RXE_EP"
+wait_test "$(time_limit 10)" -ge 2 grep -c '^kvod-proxy: alpha: ' \
+	"$RDMA_TMP/proxy.log"
+"$KVODCTL" listen rdma "$RXE_EP" || ktap_bail_out "cannot listen again"
+echo $((8000 * ${KVOD_TIMEOUT_SCALE:-1})) >"$delay"
 check_eq "server too slow to answer: 504, and the reason in the body" \
 	"504 yes" \
 	"$(curl -s -o "$RDMA_TMP/body" -w '%{http_code}' "$PURL/alpha") $(grep -qE '^504 Gateway Timeout: .+' "$RDMA_TMP/body" && echo yes)"

@@ -10,6 +10,11 @@
  *   once more if READY is late) -> READY arrives on the RECV ->
  *   READ the segment table -> READs of the movie -> DISCONNECT.
  *
+ * The connect up to the table is one state machine (enum kvod_step),
+ * driven by kvod_connect_step() from the events and completions that
+ * are waiting; kvod_connect() and kvod_read_table() sleep on the two
+ * channels between steps, kvod-proxy steps from its epoll loop.
+ *
  * Teardown is the reverse: disconnect, destroy the QP (which flushes
  * what is left), the MRs, the CQ, its channel, the PD, the id, the
  * event channel.
@@ -20,6 +25,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -179,84 +185,23 @@ static void conn_lost(struct kvod_conn *c)
 		rdma_destroy_qp(c->id);
 }
 
-/*
- * Next rdma_cm event within @timeout_ms. The caller acks it. Returns 0,
- * or -1 with ETIMEDOUT or errno.
- */
-static int get_event(struct kvod_conn *c, int timeout_ms,
-		     struct rdma_cm_event **ev)
+static int set_nonblock(int fd)
 {
-	struct pollfd pfd = { .fd = c->ec->fd, .events = POLLIN };
-	int ret;
+	int fl = fcntl(fd, F_GETFL);
 
-	do {
-		ret = poll(&pfd, 1, timeout_ms);
-	} while (ret < 0 && errno == EINTR);
-	if (ret == 0)
-		errno = ETIMEDOUT;
-	if (ret <= 0)
-		return -1;
-	return rdma_get_cm_event(c->ec, ev);
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
 }
 
-/* Wait for @want; other connection events end the wait as failures. */
-static int wait_event(struct kvod_conn *c, enum rdma_cm_event_type want,
-		      int timeout_ms, struct rdma_cm_event **ev)
+/* Enter @step; each step gets the caller's whole timeout. */
+static void step_to(struct kvod_conn *c, enum kvod_step step)
 {
-	if (get_event(c, timeout_ms, ev))
-		return fail(c, errno == ETIMEDOUT ? KVOD_FAIL_TIMEOUT :
-			    KVOD_FAIL_LOCAL, "waiting for %s: %s",
-			    rdma_event_str(want), strerror(errno));
-	c->cm_event = (*ev)->event;
-	c->cm_status = (*ev)->status;
-	return (*ev)->event == want ? 0 : 1;
+	c->step = step;
+	c->step_deadline = now_ms() + c->timeout_ms;
 }
 
-static int resolve(struct kvod_conn *c, const struct kvod_conn_opts *o)
+static int create_queues(struct kvod_conn *c, const struct ibv_device_attr *da)
 {
-	struct addrinfo hints = {
-		.ai_flags = AI_NUMERICSERV,
-		.ai_socktype = SOCK_STREAM,
-	}, *ai;
-	struct rdma_cm_event *ev;
-	int ret;
-
-	ret = getaddrinfo(o->host, o->port, &hints, &ai);
-	if (ret)
-		return fail(c, KVOD_FAIL_ADDR, "address resolution failed: %s: %s",
-			    o->host, gai_strerror(ret));
-	ret = rdma_resolve_addr(c->id, NULL, ai->ai_addr, o->timeout_ms);
-	freeaddrinfo(ai);
-	if (ret)
-		return fail(c, KVOD_FAIL_ADDR, "address resolution failed: %s: %s",
-			    o->host, strerror(errno));
-	ret = wait_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, o->timeout_ms, &ev);
-	if (ret < 0)
-		return ret;
-	rdma_ack_cm_event(ev);
-	if (ret)
-		return fail(c, KVOD_FAIL_ADDR,
-			    "address resolution failed: %s: %s (%s)", o->host,
-			    rdma_event_str(c->cm_event), strerror(-c->cm_status));
-
-	if (rdma_resolve_route(c->id, o->timeout_ms))
-		return fail(c, KVOD_FAIL_ROUTE, "unreachable: %s: %s", o->host,
-			    strerror(errno));
-	ret = wait_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, o->timeout_ms, &ev);
-	if (ret < 0)
-		return ret;
-	rdma_ack_cm_event(ev);
-	if (ret)
-		return fail(c, KVOD_FAIL_ROUTE, "unreachable: %s: %s (%s)",
-			    o->host, rdma_event_str(c->cm_event),
-			    strerror(-c->cm_status));
-	return 0;
-}
-
-static int create_queues(struct kvod_conn *c, const struct kvod_conn_opts *o,
-			 const struct ibv_device_attr *da)
-{
-	unsigned int sq = o->depth + 1;
+	unsigned int sq = c->depth + 1;
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,
@@ -269,7 +214,7 @@ static int create_queues(struct kvod_conn *c, const struct kvod_conn_opts *o,
 
 	if (sq > (unsigned int)da->max_qp_wr)
 		return fail(c, KVOD_FAIL_LOCAL, "--depth %u: the device allows %d",
-			    o->depth, da->max_qp_wr - 1);
+			    c->depth, da->max_qp_wr - 1);
 	c->out = calloc(sq, sizeof(*c->out));
 	if (!c->out)
 		return fail(c, KVOD_FAIL_LOCAL, "out of memory");
@@ -278,7 +223,7 @@ static int create_queues(struct kvod_conn *c, const struct kvod_conn_opts *o,
 	if (!c->pd)
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_alloc_pd: %s", strerror(errno));
 	c->cc = ibv_create_comp_channel(c->id->verbs);
-	if (!c->cc)
+	if (!c->cc || set_nonblock(c->cc->fd))
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_create_comp_channel: %s",
 			    strerror(errno));
 	c->cq = ibv_create_cq(c->id->verbs, sq + 1, c, c->cc, 0);
@@ -388,45 +333,122 @@ static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 	return 0;
 }
 
-static int do_connect(struct kvod_conn *c, const struct kvod_conn_opts *o,
-		      const struct ibv_device_attr *da)
+/* ADDR_RESOLVED: resolve the route. */
+static int on_addr(struct kvod_conn *c, const struct rdma_cm_event *ev)
+{
+	if (ev->event != RDMA_CM_EVENT_ADDR_RESOLVED)
+		return fail(c, KVOD_FAIL_ADDR,
+			    "address resolution failed: %s: %s (%s)", c->host,
+			    rdma_event_str(ev->event), strerror(-ev->status));
+	if (rdma_resolve_route(c->id, c->timeout_ms))
+		return fail(c, KVOD_FAIL_ROUTE, "unreachable: %s: %s", c->host,
+			    strerror(errno));
+	step_to(c, KVOD_STEP_ROUTE);
+	return 0;
+}
+
+/* ROUTE_RESOLVED: the device is known; queues, the READY RECV, connect. */
+static int on_route(struct kvod_conn *c, const struct rdma_cm_event *ev)
 {
 	struct rdma_conn_param cp = {
-		.private_data = o->pdata,
-		.private_data_len = o->pdata_len,
+		.private_data = c->pdata,
+		.private_data_len = c->pdata_len,
 		.responder_resources = 0,
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 	};
-	struct rdma_cm_event *ev;
-	unsigned int depth = o->depth;
-	int ret;
+	struct ibv_device_attr da;
+	unsigned int depth = c->depth;
 
-	if ((int)depth > da->max_qp_init_rd_atom)
-		depth = da->max_qp_init_rd_atom;
+	if (ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		return fail(c, KVOD_FAIL_ROUTE, "unreachable: %s: %s (%s)",
+			    c->host, rdma_event_str(ev->event),
+			    strerror(-ev->status));
+	if (!kvod_iwarp(c) && c->pdata_len > KVOD_REQ_PDATA_IB)
+		return fail(c, KVOD_FAIL_TOOLONG,
+			    "%u bytes of private data; IB and RoCE connect requests carry at most %d",
+			    c->pdata_len, KVOD_REQ_PDATA_IB);
+	if (ibv_query_device(c->id->verbs, &da))
+		return fail(c, KVOD_FAIL_LOCAL, "ibv_query_device: %s",
+			    strerror(errno));
+	if (create_queues(c, &da))
+		return -1;
+	if (!c->no_ready_recv && post_ready_recv(c))
+		return -1;
+	if ((int)depth > da.max_qp_init_rd_atom)
+		depth = da.max_qp_init_rd_atom;
 	if (depth > 255)
 		depth = 255;
 	cp.initiator_depth = depth;
 	c->initiator_depth = depth;
 	if (rdma_connect(c->id, &cp))
 		return fail(c, KVOD_FAIL_LOCAL, "rdma_connect: %s", strerror(errno));
-	ret = wait_event(c, RDMA_CM_EVENT_ESTABLISHED, o->timeout_ms, &ev);
-	if (ret < 0)
-		return ret;
-	if (!ret) {
-		ret = decode_accept(c, ev);
-		c->connected = 1;
-	} else if (ev->event == RDMA_CM_EVENT_REJECTED) {
-		ret = decode_reject(c, ev);
-	} else if (ev->event == RDMA_CM_EVENT_UNREACHABLE) {
-		ret = fail(c, KVOD_FAIL_UNREACHABLE, "unreachable: %s (%s)",
-			   o->host, rdma_event_str(ev->event));
-	} else {
-		ret = fail(c, KVOD_FAIL_UNREACHABLE, "connect failed: %s (%d)",
-			   rdma_event_str(ev->event), ev->status);
+	step_to(c, KVOD_STEP_CONNECT);
+	return 0;
+}
+
+static int post_start(struct kvod_conn *c);
+
+/* ESTABLISHED (the accept) or the reject. */
+static int on_connect(struct kvod_conn *c, const struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		return decode_reject(c, ev);
+	if (ev->event == RDMA_CM_EVENT_UNREACHABLE)
+		return fail(c, KVOD_FAIL_UNREACHABLE, "unreachable: %s (%s)",
+			    c->host, rdma_event_str(ev->event));
+	if (ev->event != RDMA_CM_EVENT_ESTABLISHED)
+		return fail(c, KVOD_FAIL_UNREACHABLE, "connect failed: %s (%d)",
+			    rdma_event_str(ev->event), ev->status);
+	c->connected = 1;
+	if (decode_accept(c, ev))
+		return -1;
+	if (c->no_ready_recv) {
+		step_to(c, KVOD_STEP_DONE);
+		return 0;
+	}
+	step_to(c, KVOD_STEP_READY);
+	c->ready_since = now_ms();
+	return kvod_iwarp(c) ? post_start(c) : 0;
+}
+
+/*
+ * One rdma_cm event, if one is waiting: 1 took one, 0 none, -1 failed.
+ * Before the connection is up each is the answer to the step; after it
+ * only endings come, which mark the connection lost.
+ */
+static int cm_step(struct kvod_conn *c)
+{
+	struct rdma_cm_event *ev;
+	int ret = 0;
+
+	if (rdma_get_cm_event(c->ec, &ev)) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		return fail(c, KVOD_FAIL_LOCAL, "rdma_get_cm_event: %s",
+			    strerror(errno));
+	}
+	c->cm_event = ev->event;
+	c->cm_status = ev->status;
+	switch (c->step) {
+	case KVOD_STEP_ADDR:
+		ret = on_addr(c, ev);
+		break;
+	case KVOD_STEP_ROUTE:
+		ret = on_route(c, ev);
+		break;
+	case KVOD_STEP_CONNECT:
+		ret = on_connect(c, ev);
+		break;
+	default:
+		if (ev->event == RDMA_CM_EVENT_DISCONNECTED ||
+		    ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+		    ev->event == RDMA_CM_EVENT_TIMEWAIT_EXIT)
+			conn_lost(c);
+		break;
 	}
 	rdma_ack_cm_event(ev);
-	return ret;
+	return ret < 0 ? -1 : 1;
 }
 
 /*
@@ -479,106 +501,6 @@ static int check_ready(struct kvod_conn *c, const struct ibv_wc *wc)
 }
 
 /*
- * READY, and the completions of the STARTs we sent, so that none is left
- * for the caller. Over iWARP a START that reached the server while its
- * QP was still being moved off the connection manager waits in the
- * socket until more data comes (siw_accept() hands the socket to the QP
- * after sending the MPA reply): if READY is not in within
- * KVOD_START_RESEND_MS, START goes once more, which the server takes on
- * its second RECV.
- */
-static int wait_ready(struct kvod_conn *c, int timeout_ms)
-{
-	int64_t t0 = now_ms(), deadline = t0 + timeout_ms;
-	int ready = 0;
-
-	while (!ready || c->starts_done < c->starts_posted) {
-		int64_t until = deadline;
-		int resend = !ready && c->starts_posted == 1;
-		struct ibv_wc wc;
-		int n;
-
-		if (resend && t0 + KVOD_START_RESEND_MS < until)
-			until = t0 + KVOD_START_RESEND_MS;
-		n = kvod_poll(c, &wc, 1, until > now_ms() ? until - now_ms() : 0);
-		if (n < 0)
-			return n;
-		if (n == 0 && resend && now_ms() < deadline) {
-			if (post_start(c))
-				return -1;
-			continue;
-		}
-		if (n == 0)
-			return fail(c, KVOD_FAIL_TIMEOUT, "no %s within %d ms",
-				    ready ? "START completion" : "READY",
-				    timeout_ms);
-		if (wc.wr_id == KVOD_WRID_START) {
-			if (wc.status != IBV_WC_SUCCESS)
-				return fail(c, KVOD_FAIL_PROTOCOL, "START: %s",
-					    ibv_wc_status_str(wc.status));
-			c->starts_done++;
-			continue;
-		}
-		if (check_ready(c, &wc))
-			return -1;
-		ready = 1;
-	}
-	return 0;
-}
-
-/**
- * kvod_connect() - connect, get the accept and READY
- * @c: zeroed or fresh; filled in
- * @o: where and what
- *
- * Returns 0 connected and READY; -1 with c->fail and c->err set. Either
- * way call kvod_close() afterwards.
- */
-int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
-{
-	struct ibv_device_attr da;
-
-	memset(c, 0, sizeof(*c));
-	c->rej_status = -1;
-	c->rej_version = -1;
-	c->ec = rdma_create_event_channel();
-	if (!c->ec)
-		return fail(c, KVOD_FAIL_LOCAL, "rdma_create_event_channel: %s",
-			    strerror(errno));
-	if (rdma_create_id(c->ec, &c->id, c, RDMA_PS_TCP)) {
-		c->id = NULL;
-		return fail(c, KVOD_FAIL_LOCAL, "rdma_create_id: %s",
-			    strerror(errno));
-	}
-	if (resolve(c, o))
-		return -1;
-	if (!kvod_iwarp(c) && o->pdata_len > KVOD_REQ_PDATA_IB)
-		return fail(c, KVOD_FAIL_TOOLONG,
-			    "%zu bytes of private data; IB and RoCE connect requests carry at most %d",
-			    o->pdata_len, KVOD_REQ_PDATA_IB);
-	if (ibv_query_device(c->id->verbs, &da))
-		return fail(c, KVOD_FAIL_LOCAL, "ibv_query_device: %s",
-			    strerror(errno));
-	if (create_queues(c, o, &da))
-		return -1;
-	if (!o->no_ready_recv && post_ready_recv(c))
-		return -1;
-	if (do_connect(c, o, &da))
-		return -1;
-	if (o->no_ready_recv)
-		return 0;
-	if (kvod_iwarp(c)) {
-		c->start.magic = htobe32(KVOD_RDMA_MAGIC);
-		c->start.version = KVOD_RDMA_VERSION;
-		if (o->start)
-			c->start = *o->start;
-		if (post_start(c))
-			return -1;
-	}
-	return wait_ready(c, o->timeout_ms);
-}
-
-/*
  * A READ sink. On iWARP the READ response is placed as an RDMA WRITE
  * into it (RFC 5040), so the sink needs remote write access there.
  */
@@ -594,45 +516,41 @@ struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len)
 	return mr;
 }
 
-/**
- * kvod_read_table() - READ and check the segment table
- *
- * The table must describe the movie contiguously from offset 0 to
- * c->movie_size. Returns 0 or -1.
+/*
+ * READ the segment table; its completion ends KVOD_STEP_TABLE
+ * (table_done()).
  */
-int kvod_read_table(struct kvod_conn *c, int timeout_ms)
+static int table_post(struct kvod_conn *c)
 {
-	struct kvod_rdma_segment *t;
-	struct ibv_mr *mr;
-	struct ibv_wc wc;
+	c->table = calloc(1, c->table_len);
+	if (!c->table)
+		return fail(c, KVOD_FAIL_LOCAL, "out of memory");
+	c->table_mr = kvod_reg(c, c->table, c->table_len);
+	if (!c->table_mr)
+		return -1;
+	if (kvod_post_read(c, c->table, c->table_mr->lkey, c->table_addr,
+			   c->table_rkey, c->table_len, KVOD_WRID_TABLE))
+		return -1;
+	step_to(c, KVOD_STEP_TABLE);
+	return 0;
+}
+
+/*
+ * The table READ completed: it must describe the movie contiguously
+ * from offset 0 to c->movie_size.
+ */
+static int table_done(struct kvod_conn *c, const struct ibv_wc *wc)
+{
+	struct kvod_rdma_segment *t = c->table;
 	uint64_t off = 0;
 	uint32_t i;
-	int n;
 
-	t = calloc(1, c->table_len);
+	if (wc->status != IBV_WC_SUCCESS)
+		return fail(c, KVOD_FAIL_PROTOCOL, "READ of the segment table: %s",
+			    ibv_wc_status_str(wc->status));
 	c->segs = calloc(c->nr_segments, sizeof(*c->segs));
-	if (!t || !c->segs) {
-		free(t);
+	if (!c->segs)
 		return fail(c, KVOD_FAIL_LOCAL, "out of memory");
-	}
-	mr = kvod_reg(c, t, c->table_len);
-	if (!mr) {
-		free(t);
-		return -1;
-	}
-	n = kvod_post_read(c, t, mr->lkey, c->table_addr, c->table_rkey,
-			   c->table_len, 0);
-	if (!n)
-		n = kvod_poll(c, &wc, 1, timeout_ms);
-	ibv_dereg_mr(mr);
-	if (n <= 0 || wc.status != IBV_WC_SUCCESS) {
-		free(t);
-		if (n < 0)
-			return -1;
-		return fail(c, n ? KVOD_FAIL_PROTOCOL : KVOD_FAIL_TIMEOUT,
-			    "READ of the segment table: %s",
-			    n ? ibv_wc_status_str(wc.status) : "timed out");
-	}
 	for (i = 0; i < c->nr_segments; i++) {
 		struct kvod_seg *s = &c->segs[i];
 
@@ -641,23 +559,278 @@ int kvod_read_table(struct kvod_conn *c, int timeout_ms)
 		s->length = be64toh(t[i].length);
 		s->rkey = be32toh(t[i].rkey);
 		if (s->offset != off || !s->length ||
-		    s->length > c->movie_size - off) {
-			free(t);
+		    s->length > c->movie_size - off)
 			return fail(c, KVOD_FAIL_PROTOCOL,
 				    "segment %u: offset %llu length %llu, expected offset %llu",
 				    i, (unsigned long long)s->offset,
 				    (unsigned long long)s->length,
 				    (unsigned long long)off);
-		}
 		off += s->length;
 	}
-	free(t);
 	if (off != c->movie_size)
 		return fail(c, KVOD_FAIL_PROTOCOL,
 			    "segments cover %llu of %llu bytes",
 			    (unsigned long long)off,
 			    (unsigned long long)c->movie_size);
+	ibv_dereg_mr(c->table_mr);
+	c->table_mr = NULL;
+	free(c->table);
+	c->table = NULL;
+	step_to(c, KVOD_STEP_DONE);
 	return 0;
+}
+
+/*
+ * A completion of KVOD_STEP_READY: READY, or one of the STARTs we sent
+ * (all of which must be in before the step ends, so that none is left
+ * for the caller); or of KVOD_STEP_TABLE.
+ */
+static int on_wc(struct kvod_conn *c, const struct ibv_wc *wc)
+{
+	if (c->step == KVOD_STEP_TABLE)
+		return table_done(c, wc);
+	if (wc->wr_id == KVOD_WRID_START) {
+		if (wc->status != IBV_WC_SUCCESS)
+			return fail(c, KVOD_FAIL_PROTOCOL, "START: %s",
+				    ibv_wc_status_str(wc->status));
+		c->starts_done++;
+	} else {
+		if (check_ready(c, wc))
+			return -1;
+		c->ready_in = 1;
+	}
+	if (!c->ready_in || c->starts_done < c->starts_posted)
+		return 0;
+	if (c->want_table)
+		return table_post(c);
+	step_to(c, KVOD_STEP_DONE);
+	return 0;
+}
+
+/*
+ * The completions there are, in KVOD_STEP_READY and KVOD_STEP_TABLE;
+ * the CQ is armed again before it is found empty, so the channel's fd
+ * wakes the caller for the next one.
+ */
+static int cq_step(struct kvod_conn *c)
+{
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	void *ctx;
+	int n, armed = 0;
+
+	if (!ibv_get_cq_event(c->cc, &cq, &ctx))
+		ibv_ack_cq_events(cq, 1);
+	while (c->step == KVOD_STEP_READY || c->step == KVOD_STEP_TABLE) {
+		n = kvod_poll_cq(c, &wc, 1);
+		if (n < 0)
+			return -1;
+		if (!n && armed)
+			break;
+		if (!n) {
+			if (ibv_req_notify_cq(c->cq, 0))
+				return fail(c, KVOD_FAIL_LOCAL,
+					    "ibv_req_notify_cq failed");
+			armed = 1;
+			continue;
+		}
+		armed = 0;
+		if (on_wc(c, &wc))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Over iWARP a START that reached the server while its QP was still
+ * being moved off the connection manager waits in the socket until more
+ * data comes (siw_accept() hands the socket to the QP after sending the
+ * MPA reply): if READY is not in within KVOD_START_RESEND_MS, START goes
+ * once more, which the server takes on its second RECV.
+ */
+static int64_t resend_at(const struct kvod_conn *c)
+{
+	if (c->step != KVOD_STEP_READY || c->ready_in ||
+	    c->starts_posted != 1)
+		return INT64_MAX;
+	return c->ready_since + KVOD_START_RESEND_MS;
+}
+
+static int step_timeout(struct kvod_conn *c)
+{
+	static const enum rdma_cm_event_type want[] = {
+		[KVOD_STEP_ADDR] = RDMA_CM_EVENT_ADDR_RESOLVED,
+		[KVOD_STEP_ROUTE] = RDMA_CM_EVENT_ROUTE_RESOLVED,
+		[KVOD_STEP_CONNECT] = RDMA_CM_EVENT_ESTABLISHED,
+	};
+
+	if (c->step == KVOD_STEP_READY)
+		return fail(c, KVOD_FAIL_TIMEOUT, "no %s within %d ms",
+			    c->ready_in ? "START completion" : "READY",
+			    c->timeout_ms);
+	if (c->step == KVOD_STEP_TABLE)
+		return fail(c, KVOD_FAIL_TIMEOUT,
+			    "READ of the segment table: timed out");
+	return fail(c, KVOD_FAIL_TIMEOUT, "waiting for %s: %s",
+		    rdma_event_str(want[c->step]), strerror(ETIMEDOUT));
+}
+
+/**
+ * kvod_connect_step() - make all the progress a connect can make now
+ *
+ * Takes the rdma_cm events and the completions that are waiting, without
+ * sleeping; sends START again and ends the step on its timeout when they
+ * are due. Returns 1 in progress: call again when c->ec->fd or (once it
+ * exists) c->cc->fd is readable, or at kvod_connect_wake(); 0 done; -1
+ * failed (c->fail, c->err).
+ */
+int kvod_connect_step(struct kvod_conn *c)
+{
+	int64_t now;
+	int ret;
+
+	if (c->fail != KVOD_FAIL_NONE)
+		return -1;
+	for (;;) {
+		if ((c->step == KVOD_STEP_READY ||
+		     c->step == KVOD_STEP_TABLE) && cq_step(c))
+			return -1;
+		if (c->step == KVOD_STEP_DONE)
+			return 0;
+		/* Lost, and the table READ (if any) came back flushed. */
+		if (c->disconnected)
+			return fail(c, KVOD_FAIL_UNREACHABLE,
+				    "the server disconnected");
+		ret = cm_step(c);
+		if (ret < 0)
+			return -1;
+		if (!ret)
+			break;
+	}
+	now = now_ms();
+	if (now >= resend_at(c) && now < c->step_deadline && post_start(c))
+		return -1;
+	if (now >= c->step_deadline)
+		return step_timeout(c);
+	return 1;
+}
+
+/** kvod_connect_wake() - when kvod_connect_step() is due without an event */
+int64_t kvod_connect_wake(const struct kvod_conn *c)
+{
+	int64_t r = resend_at(c);
+
+	return r < c->step_deadline ? r : c->step_deadline;
+}
+
+/**
+ * kvod_connect_start() - begin a connect that kvod_connect_step() drives
+ * @c: zeroed or fresh; filled in
+ * @o: where and what; copied, so it may go once this returns
+ *
+ * The host is resolved with getaddrinfo() here, which may block on a
+ * name; a numeric address does not. Both channels' fds are non-blocking.
+ * Returns 0 or -1 (c->fail, c->err); either way call kvod_close()
+ * afterwards.
+ */
+int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o)
+{
+	struct addrinfo hints = {
+		.ai_flags = AI_NUMERICSERV,
+		.ai_socktype = SOCK_STREAM,
+	}, *ai;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->rej_status = -1;
+	c->rej_version = -1;
+	c->timeout_ms = o->timeout_ms;
+	c->depth = o->depth;
+	c->no_ready_recv = o->no_ready_recv;
+	c->want_table = o->read_table;
+	snprintf(c->host, sizeof(c->host), "%s", o->host);
+	c->start.magic = htobe32(KVOD_RDMA_MAGIC);
+	c->start.version = KVOD_RDMA_VERSION;
+	if (o->start)
+		c->start = *o->start;
+	if (o->pdata_len > sizeof(c->pdata))
+		return fail(c, KVOD_FAIL_LOCAL,
+			    "%zu bytes of private data; at most %zu", o->pdata_len,
+			    sizeof(c->pdata));
+	if (o->pdata_len)
+		memcpy(c->pdata, o->pdata, o->pdata_len);
+	c->pdata_len = o->pdata_len;
+	step_to(c, KVOD_STEP_ADDR);
+
+	c->ec = rdma_create_event_channel();
+	if (!c->ec || set_nonblock(c->ec->fd))
+		return fail(c, KVOD_FAIL_LOCAL, "rdma_create_event_channel: %s",
+			    strerror(errno));
+	if (rdma_create_id(c->ec, &c->id, c, RDMA_PS_TCP)) {
+		c->id = NULL;
+		return fail(c, KVOD_FAIL_LOCAL, "rdma_create_id: %s",
+			    strerror(errno));
+	}
+	ret = getaddrinfo(o->host, o->port, &hints, &ai);
+	if (ret)
+		return fail(c, KVOD_FAIL_ADDR, "address resolution failed: %s: %s",
+			    o->host, gai_strerror(ret));
+	ret = rdma_resolve_addr(c->id, NULL, ai->ai_addr, o->timeout_ms);
+	freeaddrinfo(ai);
+	if (ret)
+		return fail(c, KVOD_FAIL_ADDR, "address resolution failed: %s: %s",
+			    o->host, strerror(errno));
+	return 0;
+}
+
+/* Sleep on the channels and step until done or failed. */
+static int connect_wait(struct kvod_conn *c)
+{
+	int ret;
+
+	while ((ret = kvod_connect_step(c)) == 1) {
+		struct pollfd pfd[2] = {
+			{ .fd = c->ec->fd, .events = POLLIN },
+			{ .fd = c->cc ? c->cc->fd : -1, .events = POLLIN },
+		};
+		int64_t left = kvod_connect_wake(c) - now_ms();
+
+		if (poll(pfd, 2, left < 0 ? 0 : left > INT32_MAX ?
+			 INT32_MAX : (int)left) < 0 && errno != EINTR)
+			return fail(c, KVOD_FAIL_LOCAL, "poll: %s",
+				    strerror(errno));
+	}
+	return ret;
+}
+
+/**
+ * kvod_connect() - connect, get the accept and READY (and, with
+ * o->read_table, the segment table), sleeping until then
+ *
+ * Returns 0 connected and READY; -1 with c->fail and c->err set. Either
+ * way call kvod_close() afterwards.
+ */
+int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
+{
+	if (kvod_connect_start(c, o))
+		return -1;
+	return connect_wait(c);
+}
+
+/**
+ * kvod_read_table() - READ and check the segment table into c->segs
+ *
+ * After kvod_connect(); a no-op if it read the table already. Returns 0
+ * or -1.
+ */
+int kvod_read_table(struct kvod_conn *c, int timeout_ms)
+{
+	if (c->segs)
+		return 0;
+	c->timeout_ms = timeout_ms;
+	if (table_post(c))
+		return -1;
+	return connect_wait(c);
 }
 
 /* The segment holding movie offset @off, by binary search; -1 if none. */
@@ -863,6 +1036,11 @@ void kvod_close(struct kvod_conn *c)
 		ibv_dereg_mr(c->ready_mr);
 	if (c->start_mr)
 		ibv_dereg_mr(c->start_mr);
+	if (c->table_mr)
+		ibv_dereg_mr(c->table_mr);
+	c->table_mr = NULL;
+	free(c->table);
+	c->table = NULL;
 	if (c->cq)
 		ibv_destroy_cq(c->cq);
 	if (c->cc)

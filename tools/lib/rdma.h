@@ -11,6 +11,10 @@
  *				decode the accept (or the reject), over
  *				iWARP send START, wait for READY
  *	kvod_read_table()	READ the segment table into c->segs
+ *	kvod_connect_start(),	the same without sleeping, for callers that
+ *	kvod_connect_step(),	wait on the channels themselves (kvod-proxy):
+ *	kvod_connect_wake()	start, then step whenever a channel is
+ *				readable or the wake time has come
  *	kvod_post_read()	one RDMA READ
  *	kvod_poll()		completions, sleeping on the completion and
  *				the rdma_cm channels when there are none
@@ -78,6 +82,20 @@ struct kvod_conn_opts {
 	int timeout_ms;		/* per step */
 	int no_ready_recv;	/* hostile: do not post the RECV for READY */
 	const struct kvod_rdma_start *start;	/* hostile: send this as START */
+	int read_table;		/* the connect ends with the segment table */
+};
+
+/* Private data a connect request may carry here (MPA allows 512). */
+#define KVOD_PDATA_CAP		256
+
+/* Where a connect is (kvod_connect_step()); each step has the timeout. */
+enum kvod_step {
+	KVOD_STEP_ADDR,		/* waiting for ADDR_RESOLVED */
+	KVOD_STEP_ROUTE,	/* waiting for ROUTE_RESOLVED */
+	KVOD_STEP_CONNECT,	/* waiting for ESTABLISHED or the reject */
+	KVOD_STEP_READY,	/* waiting for READY and the STARTs' completions */
+	KVOD_STEP_TABLE,	/* waiting for the segment table's READ */
+	KVOD_STEP_DONE,
 };
 
 struct kvod_conn {
@@ -99,6 +117,21 @@ struct kvod_conn {
 	int connected;
 	int disconnected;		/* the peer went away */
 
+	/* the connect (kvod_connect_start()): its options and progress */
+	enum kvod_step step;
+	int64_t step_deadline;		/* ms, CLOCK_MONOTONIC */
+	int64_t ready_since;		/* ms: KVOD_STEP_READY began */
+	int ready_in;			/* READY has arrived */
+	int timeout_ms;
+	unsigned int depth;
+	int no_ready_recv;
+	int want_table;
+	char host[256];
+	unsigned char pdata[KVOD_PDATA_CAP];
+	unsigned int pdata_len;
+	struct kvod_rdma_segment *table;	/* being READ */
+	struct ibv_mr *table_mr;
+
 	/* the accept's private data, host byte order */
 	uint64_t movie_size;
 	uint64_t table_addr;
@@ -119,6 +152,7 @@ struct kvod_conn {
 /* wr_ids of the READY receive and the START sends; callers' must differ. */
 #define KVOD_WRID_READY		UINT64_MAX
 #define KVOD_WRID_START		(UINT64_MAX - 1)
+#define KVOD_WRID_TABLE		(UINT64_MAX - 2)
 
 size_t kvod_build_req(void *buf, size_t room, const char *name);
 int kvod_iwarp(const struct kvod_conn *c);
@@ -130,6 +164,9 @@ int kvod_parse_url(const char *url, char *host, size_t hlen, char *port,
 
 int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o);
 int kvod_read_table(struct kvod_conn *c, int timeout_ms);
+int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o);
+int kvod_connect_step(struct kvod_conn *c);
+int64_t kvod_connect_wake(const struct kvod_conn *c);
 struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len);
 int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id);
