@@ -7,7 +7,7 @@
 # needs several MRs, and DEL while clients read.
 #
 # timeout: 900
-# transports: rxe siw
+# transports: rxe siw siwlo
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

@@ -11,7 +11,7 @@
 # to 63 bytes work.
 #
 # timeout: 600
-# transports: rxe siw
+# transports: rxe siw siwlo
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

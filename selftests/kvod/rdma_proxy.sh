@@ -13,7 +13,7 @@
 # connect gets 504.
 #
 # timeout: 600
-# transports: rxe siw
+# transports: rxe siw siwlo
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

@@ -7,7 +7,7 @@
 # or QP on the device.
 #
 # timeout: 600
-# transports: rxe siw
+# transports: rxe siw siwlo
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

@@ -20,12 +20,27 @@
 #
 # KVOD_RDMA_TRANSPORT=siw puts soft-iWARP (siw, iWARP over TCP) on kvodr0
 # instead: built in on the debug kernel, build/siw/siw.ko (make siw) on
-# Debian's, which does not ship it.
+# Debian's, which does not ship it. KVOD_RDMA_TRANSPORT=siwlo puts siw
+# on the loopback device, with 198.18.0.1/32 on lo. rdma_cm needs a GID
+# on the device, which siw takes from the netdev's MAC when the link is
+# added, and lo's MAC is all zeros: lo_mac_set gives lo a MAC first (for
+# the rest of the guest's life; a zero MAC cannot be set back).
 
 RDMA_TRANSPORT=${KVOD_RDMA_TRANSPORT:-rxe}
 RXE_DEV=${RXE_DEV:-kvod_${RDMA_TRANSPORT}0}
-RXE_NETDEV=kvodr0
 RXE_PEER=kvodr1
+# rdma_type: the "rdma link add" type of transport $1.
+rdma_type() {
+	[ "$1" = siwlo ] && echo siw || echo "$1"
+}
+# rdma_netdev: the netdev transport $1 sits on.
+rdma_netdev() {
+	[ "$1" = siwlo ] && echo lo || echo kvodr0
+}
+RDMA_LINK_TYPE=$(rdma_type "$RDMA_TRANSPORT")
+RXE_NETDEV=$(rdma_netdev "$RDMA_TRANSPORT")
+# Given to lo when it has none (a locally administered unicast address).
+LO_MAC=02:00:c6:12:00:01
 RXE_ADDR=198.18.0.1
 RXE_PORT=${RXE_PORT:-7471}
 
@@ -44,15 +59,21 @@ rxe_wait_active() {
 }
 
 rxe_link_add() {
-	rdma link add "$RXE_DEV" type "$RDMA_TRANSPORT" netdev "$RXE_NETDEV" &&
+	rdma link add "$RXE_DEV" type "$RDMA_LINK_TYPE" netdev "$RXE_NETDEV" &&
 		rxe_wait_active
+}
+
+# lo_mac_set: a non-zero MAC on lo, unless it has one.
+lo_mac_set() {
+	[ "$(cat /sys/class/net/lo/address)" != 00:00:00:00:00:00 ] ||
+		ip link set dev lo address "$LO_MAC"
 }
 
 # rdma_driver_load: the transport's driver where it is a module; built
 # in (the debug kernel) nothing loads, and "rdma link add" says whether
 # the type exists.
 rdma_driver_load() {
-	case $RDMA_TRANSPORT in
+	case $RDMA_LINK_TYPE in
 	rxe) modprobe -q rdma_rxe 2>/dev/null ;;
 	siw)
 		grep -q '^siw ' /proc/modules ||
@@ -69,21 +90,32 @@ rxe_setup() {
 		return 1
 	rdma_driver_load
 	rxe_teardown	# what a test that died left behind
-	ip link add "$RXE_NETDEV" type veth peer name "$RXE_PEER" || return 1
-	ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" || return 1
-	ip link set "$RXE_PEER" up && ip link set "$RXE_NETDEV" up || return 1
+	if [ "$RXE_NETDEV" = lo ]; then
+		lo_mac_set && ip addr add "$RXE_ADDR/32" dev lo || return 1
+	else
+		ip link add "$RXE_NETDEV" type veth peer name "$RXE_PEER" ||
+			return 1
+		ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" || return 1
+		ip link set "$RXE_PEER" up && ip link set "$RXE_NETDEV" up ||
+			return 1
+	fi
 	rxe_link_add
 }
 
+# Both topologies' addresses go, whichever this one is: one on lo and one
+# on kvodr0 would make the address ambiguous.
 rxe_teardown() {
 	rdma link del "$RXE_DEV" 2>/dev/null
-	ip link del "$RXE_NETDEV" 2>/dev/null
+	ip link del kvodr0 2>/dev/null
+	ip addr del "$RXE_ADDR/32" dev lo 2>/dev/null
 	return 0
 }
 
-# rdma_use TRANSPORT: rxe or siw from now on, with its device name.
+# rdma_use TRANSPORT: rxe, siw or siwlo from now on, with its device name.
 rdma_use() {
 	RDMA_TRANSPORT=$1
+	RDMA_LINK_TYPE=$(rdma_type "$1")
+	RXE_NETDEV=$(rdma_netdev "$1")
 	RXE_DEV=kvod_${1}0
 }
 
@@ -91,7 +123,7 @@ rdma_use() {
 # before its header) when the transport is siw and there is no siw:
 # neither loaded or built in nor built by "make siw".
 rdma_require_transport() {
-	[ "$RDMA_TRANSPORT" = siw ] || return 0
+	[ "$RDMA_LINK_TYPE" = siw ] || return 0
 	grep -q ' siw_newlink' /proc/kallsyms 2>/dev/null && return 0
 	[ -f "$KVOD_REPO/build/siw/siw.ko" ] && return 0
 	echo "1..0 # SKIP no siw: not built in, and no build/siw/siw.ko (make siw)"
@@ -115,6 +147,7 @@ rdma_test_start() {
 		[ -x "$f" ] || ktap_bail_out "$f not built (make tools selftests)"
 	done
 	rxe_setup || ktap_bail_out "cannot set up rxe on $RXE_NETDEV"
+	ktap_print_msg "$(rdma link show "$RXE_DEV/1")"
 	kvod_load "$@" || ktap_bail_out "cannot load kvod.ko"
 	"$KVODCTL" listen rdma "$RXE_EP" ||
 		ktap_bail_out "cannot listen on $RXE_EP"
@@ -125,9 +158,9 @@ rdma_test_stop() {
 	rxe_teardown
 }
 
-# rdma_iwarp: the transport is iWARP (siw).
+# rdma_iwarp: the transport is iWARP (siw, on kvodr0 or lo).
 rdma_iwarp() {
-	[ "$RDMA_TRANSPORT" = siw ]
+	[ "$RDMA_LINK_TYPE" = siw ]
 }
 
 # rdma_terminates: TERMINATEs of type remote protection (RFC 5040 layer
