@@ -14,3 +14,10 @@ die() { log "bench: $*"; exit 1; }
 busy_now() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
+
+# size90 "SIZE BW"...: the smallest size reaching 90% of the largest BW.
+size90() {
+	awk '{ s[NR] = $1; b[NR] = $2; if ($2 > peak) peak = $2 }
+	     END { for (i = 1; i <= NR; i++) if (b[i] >= 0.9 * peak) {
+			printf "%d %.1f\n", s[i], peak; exit } }'
+}

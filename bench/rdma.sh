@@ -57,13 +57,6 @@ fetch_bw() {
 		"$RDMA_URL/film" 2>&1 | sed -n 's/.* s, \([0-9.]*\) MB\/s.*/\1/p'
 }
 
-# size90 "SIZE BW"...: the smallest size reaching 90% of the largest BW.
-size90() {
-	awk '{ s[NR] = $1; b[NR] = $2; if ($2 > peak) peak = $2 }
-	     END { for (i = 1; i <= NR; i++) if (b[i] >= 0.9 * peak) {
-			printf "%d %.1f\n", s[i], peak; exit } }'
-}
-
 : >"$OUT"
 rxe_setup || die "cannot set up rxe"
 modprobe -q -a ib_core rdma_cm

@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RDMA READ size sweep across two guests (tools/vm-pair): kvod.ko and
+# the ib_read_bw servers on the server guest, kvod-fetch and the
+# ib_read_bw clients on the client guest, rxe on each side's virtio-net
+# NIC, so the READs cross a real (emulated) link and the server's CPU is
+# the server guest's own. For every READ size, RUNS runs of each tool,
+# alternating, 64 READs outstanding; reported: the median MB/s of each
+# and its spread (min..max), their ratio, the server guest's busy CPU
+# time per GB while kvod-fetch pulls (kvod does no work per READ), and
+# the smallest size reaching 90% of each tool's peak.
+#
+# usage: bench/pair-rdma.sh [SECONDS_PER_RUN [RUNS]]	(on the host)
+#
+# Before the sweep the client checks that the link and RDMA work: the
+# movie over HTTP and over RDMA, byte-exact. Results: stdout and
+# results/bench-pair-rdma.txt; method: Documentation/benchmarks.rst.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$HERE")
+SECS=${1:-${KVOD_BENCH_SECS:-4}}
+RUNS=${2:-${KVOD_BENCH_RUNS:-3}}
+
+if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
+	exec "$REPO/tools/vm-pair" --name bench-pair-rdma --timeout 5400 -- \
+		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" "$0"
+fi
+
+# shellcheck source=bench/pair.bash
+. "$HERE/pair.bash"
+# shellcheck source=bench/lib.bash
+. "$HERE/lib.bash"
+OUT=$PAIR_DIR/report.$PAIR_ROLE
+FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-rdma.txt
+SIZES=${KVOD_BENCH_SIZES:-"4096 8192 16384 32768 65536 131072 262144 524288 1048576"}
+DEV=kvod_pair
+PORT=7471
+MOVIE_MB=256
+
+pair_net_up || die "no link NIC"
+modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
+rdma link add "$DEV" type rxe netdev "$PAIR_NETDEV" || die "cannot add rxe"
+
+# ---- server: kvod, then whatever the client asks for, in order ----
+# Requests are files req.N holding "ibbw SIZE" (start an ib_read_bw
+# server for one run), "cpu" (sample the busy time) or "end".
+if [ "$PAIR_ROLE" = server ]; then
+	head -c $((MOVIE_MB << 20)) /dev/urandom >"$PAIR_DIR/film"
+	insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
+	"$REPO/selftests/kvod/kvod_helper" add film "$PAIR_DIR/film" ||
+		die "cannot add the movie"
+	"$REPO/tools/kvodctl" listen rdma "$PAIR_SERVER:$PORT" ||
+		die "cannot listen on rdma"
+	"$REPO/tools/kvodctl" listen http "$PAIR_SERVER:8080" ||
+		die "cannot listen on http"
+	pair_signal ready
+	n=0
+	while :; do
+		n=$((n + 1))
+		pair_wait "req.$n" 3600 || die "no request $n"
+		read -r what arg <"$PAIR_DIR/req.$n"
+		case $what in
+		ibbw)
+			ib_read_bw -R -F -d "$DEV" -p 18515 -s "$arg" -D "$SECS" \
+				-o 64 -t 64 >/dev/null 2>&1 &
+			# Answer once its rdma_cm id listens.
+			for _ in $(seq 100); do
+				rdma resource show cm_id 2>/dev/null |
+					grep -q 'LISTEN.*:18515' && break
+				sleep 0.2
+			done
+			pair_signal "ack.$n"
+			wait
+			;;
+		cpu) pair_signal "ack.$n" "$(busy_now) $(getconf CLK_TCK)" ;;
+		end) pair_signal "ack.$n"; break ;;
+		esac
+	done
+	rmmod kvod
+	exit 0
+fi
+
+# ---- client: drives the sweep ----
+# ask WHAT [ARG]: a request to the server; its answer on stdout. The
+# count is in a file: callers run in command substitutions.
+ask() {
+	local n
+
+	n=$(($(cat "$PAIR_DIR/asked" 2>/dev/null || echo 0) + 1))
+	echo "$n" >"$PAIR_DIR/asked"
+	pair_signal "req.$n" "$*"
+	pair_wait "ack.$n" 120 || die "the server did not answer $*"
+	cat "$PAIR_DIR/ack.$n"
+}
+
+# perftest: average MiB/s of one run of SIZE -> MB/s (10^6).
+read_bw() {
+	local bw
+
+	ask ibbw "$1" >/dev/null
+	bw=$(ib_read_bw -R -F -d "$DEV" -p 18515 -s "$1" -D "$SECS" -o 64 \
+		-t 64 "$PAIR_SERVER" 2>/dev/null |
+		awk '$1 == '"$1"' { print $4 }')
+	awk -v b="${bw:-0}" 'BEGIN { printf "%.1f", b * 1.048576 }'
+}
+
+# kvod-fetch: MB/s of one run at --chunk SIZE --depth 64, and the
+# server's busy CPU-seconds per GB moved in it: "MB/s CPU-s/GB".
+fetch_bw() {
+	local a b bw
+
+	a=$(ask cpu)
+	bw=$("$REPO/tools/kvod-fetch" -o /dev/null --chunk "$1" --depth 64 \
+		--duration "$SECS" "rdma://$PAIR_SERVER:$PORT/film" 2>&1 |
+		sed -n 's/.* s, \([0-9.]*\) MB\/s.*/\1/p')
+	b=$(ask cpu)
+	awk -v a="$a" -v b="$b" -v bw="${bw:-0}" -v s="$SECS" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		gb = bw * s / 1000
+		printf "%.1f %.2f", bw, gb ? (y[1] - x[1]) / x[2] / gb : 0 }'
+}
+
+# stats V...: "median min max" of the values.
+stats() {
+	printf '%s\n' "$@" | sort -g |
+		awk '{ v[NR] = $1 } END { printf "%s %s %s", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+pair_wait ready 900 || die "the server did not get ready"
+want=$(sha256sum <"$PAIR_DIR/film")
+[ "$(curl -s "http://$PAIR_SERVER:8080/film" | sha256sum)" = "$want" ] ||
+	die "HTTP over the link is not byte-exact"
+[ "$("$REPO/tools/kvod-fetch" -q "rdma://$PAIR_SERVER:$PORT/film" | sha256sum)" = "$want" ] ||
+	die "RDMA over the link is not byte-exact"
+
+log "# kvod RDMA READ sweep across two guests: $(uname -r), rxe on virtio-net"
+log "# ${SECS} s per run, $RUNS runs per tool and size, alternating; 64 READs outstanding"
+log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  server CPU-s/GB (min..max)"
+for s in $SIZES; do
+	p=() k=() c=()
+	for _ in $(seq "$RUNS"); do
+		p+=("$(read_bw "$s")")
+		read -r bw cpu <<<"$(fetch_bw "$s")"
+		k+=("$bw")
+		c+=("$cpu")
+	done
+	read -r pm plo phi <<<"$(stats "${p[@]}")"
+	read -r km klo khi <<<"$(stats "${k[@]}")"
+	read -r cm clo chi <<<"$(stats "${c[@]}")"
+	log "$(awk -v s="$s" -v pm="$pm" -v plo="$plo" -v phi="$phi" \
+		-v km="$km" -v klo="$klo" -v khi="$khi" -v cm="$cm" -v clo="$clo" \
+		-v chi="$chi" 'BEGIN { printf "%7d  %7.1f (%.1f..%.1f)  %7.1f (%.1f..%.1f)  %5.2f  %6.2f (%.2f..%.2f)",
+			s, pm, plo, phi, km, klo, khi, pm ? km / pm : 0, cm, clo, chi }')"
+	echo "$s $pm" >>"$PAIR_DIR/sweep.perftest"
+	echo "$s $km" >>"$PAIR_DIR/sweep.fetch"
+done
+read -r s p <<<"$(size90 <"$PAIR_DIR/sweep.perftest")"
+log "90% of peak ($p MB/s) for ib_read_bw at $s bytes"
+read -r s p <<<"$(size90 <"$PAIR_DIR/sweep.fetch")"
+log "90% of peak ($p MB/s) for kvod-fetch at $s bytes"
+ask end >/dev/null
+cp "$OUT" "$FINAL"
