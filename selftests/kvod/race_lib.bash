@@ -280,9 +280,12 @@ race_after_rmmod() {
 
 # race_rmmod SECONDS: rmmod kvod while the loops run. A loop that runs
 # kvodctl holds /dev/kvod open for a moment, and rmmod refuses a module
-# in use (EBUSY, "Module kvod is in use") rather than wait; only that is
-# retried, until SECONDS have passed. Any other failure, or one rmmod
-# that itself hangs past SECONDS, returns non-zero at once.
+# in use rather than wait: "Module kvod is in use" when kmod saw the
+# reference in sysfs, "Resource temporarily unavailable" (EAGAIN from
+# delete_module(), which does not wait) when it was taken after that
+# look. Only those are retried, until SECONDS have passed. Any other
+# failure, or one rmmod that itself hangs past SECONDS, returns non-zero
+# at once.
 race_rmmod() {
 	local end=$((SECONDS + $1)) err rc
 
@@ -290,7 +293,9 @@ race_rmmod() {
 		err=$(timeout "$1" rmmod kvod 2>&1)
 		rc=$?
 		[ "$rc" != 0 ] || return 0
-		if [[ $err != *"in use"* ]] || ((SECONDS >= end)); then
+		if [[ $err != *"in use"* &&
+			$err != *"Resource temporarily unavailable"* ]] ||
+			((SECONDS >= end)); then
 			echo "$err" >&2
 			return "$rc"
 		fi
