@@ -13,9 +13,8 @@
 #                     out of tree from KSRC into build/siw
 #   make demo         build, boot a guest, register and list a sample movie
 #   make install      install the modules and tools on this machine
-#   make bench        run the benchmarks (methods and results: the
-#                     Benchmark sections of Documentation/http.rst,
-#                     rdma.rst and tsock.rst)
+#   make bench        run the benchmarks, B=NAME for one of bench/NAME.sh
+#                     (methods and results: Documentation/benchmarks.rst)
 
 # The Debian 6.12 kernel we build and test against: the newest installed
 # 6.12 amd64 headers, unless KVER or KDIR says otherwise.
@@ -117,7 +116,7 @@ demo: setup
 
 bench: setup
 	$(MAKE) all selftests
-	tools/run-bench
+	tools/run-bench $(B)
 
 install: modules tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
