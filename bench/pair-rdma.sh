@@ -8,8 +8,9 @@
 # the server guest's own. For every READ size, RUNS runs of each tool,
 # alternating, 64 READs outstanding; reported: the median MB/s of each
 # and its spread (min..max), their ratio, the server guest's busy CPU
-# time per GB while kvod-fetch pulls (kvod does no work per READ), and
-# the smallest size reaching 90% of each tool's peak.
+# time per GB while kvod-fetch pulls, less what it does idle (measured
+# for 10 s first; kvod itself does no work per READ), and the smallest
+# size reaching 90% of each tool's peak.
 #
 # usage: bench/pair-rdma.sh [SECONDS_PER_RUN [RUNS]]	(on the host)
 #
@@ -43,9 +44,24 @@ pair_net_up || die "no link NIC"
 modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
 rdma link add "$DEV" type rxe netdev "$PAIR_NETDEV" || die "cannot add rxe"
 
-# ---- server: kvod, then whatever the client asks for, in order ----
-# Requests are files req.N holding "ibbw SIZE" (start an ib_read_bw
-# server for one run), "cpu" (sample the busy time) or "end".
+# ---- server: kvod, then the client's requests (pair_serve) ----
+# "ibbw SIZE": start an ib_read_bw server for one run (once the last
+# one has exited), answer once its rdma_cm id listens.
+serve() {
+	[ "$1" = ibbw ] || return 0
+	for _ in $(seq 300); do
+		pgrep -x ib_read_bw >/dev/null || break
+		sleep 0.1
+	done
+	ib_read_bw -R -F -d "$DEV" -p 18515 -s "$2" -D "$SECS" -o 64 -t 64 \
+		>/dev/null 2>&1 </dev/null &
+	for _ in $(seq 100); do
+		rdma resource show cm_id 2>/dev/null |
+			grep -q 'LISTEN.*:18515' && break
+		sleep 0.2
+	done
+}
+
 if [ "$PAIR_ROLE" = server ]; then
 	head -c $((MOVIE_MB << 20)) /dev/urandom >"$PAIR_DIR/film"
 	insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
@@ -56,43 +72,14 @@ if [ "$PAIR_ROLE" = server ]; then
 	"$REPO/tools/kvodctl" listen http "$PAIR_SERVER:8080" ||
 		die "cannot listen on http"
 	pair_signal ready
-	n=0
-	while :; do
-		n=$((n + 1))
-		pair_wait "req.$n" 3600 || die "no request $n"
-		read -r what arg <"$PAIR_DIR/req.$n"
-		case $what in
-		ibbw)
-			ib_read_bw -R -F -d "$DEV" -p 18515 -s "$arg" -D "$SECS" \
-				-o 64 -t 64 >/dev/null 2>&1 &
-			# Answer once its rdma_cm id listens.
-			for _ in $(seq 100); do
-				rdma resource show cm_id 2>/dev/null |
-					grep -q 'LISTEN.*:18515' && break
-				sleep 0.2
-			done
-			pair_signal "ack.$n"
-			wait
-			;;
-		cpu) pair_signal "ack.$n" "$(busy_now) $(getconf CLK_TCK)" ;;
-		end) pair_signal "ack.$n"; break ;;
-		esac
-	done
+	pair_serve serve || die "the client went quiet"
 	rmmod kvod
 	exit 0
 fi
 
 # ---- client: drives the sweep ----
-# ask WHAT [ARG]: a request to the server; its answer on stdout. The
-# count is in a file: callers run in command substitutions.
 ask() {
-	local n
-
-	n=$(($(cat "$PAIR_DIR/asked" 2>/dev/null || echo 0) + 1))
-	echo "$n" >"$PAIR_DIR/asked"
-	pair_signal "req.$n" "$*"
-	pair_wait "ack.$n" 120 || die "the server did not answer $*"
-	cat "$PAIR_DIR/ack.$n"
+	pair_ask "$@" || die "the server did not answer $*"
 }
 
 # perftest: average MiB/s of one run of SIZE -> MB/s (10^6).
@@ -111,15 +98,15 @@ read_bw() {
 fetch_bw() {
 	local a b bw
 
-	a=$(ask cpu)
+	a=$(ask stat)
 	bw=$("$REPO/tools/kvod-fetch" -o /dev/null --chunk "$1" --depth 64 \
 		--duration "$SECS" "rdma://$PAIR_SERVER:$PORT/film" 2>&1 |
 		sed -n 's/.* s, \([0-9.]*\) MB\/s.*/\1/p')
-	b=$(ask cpu)
-	awk -v a="$a" -v b="$b" -v bw="${bw:-0}" -v s="$SECS" 'BEGIN {
-		split(a, x, " "); split(b, y, " ")
+	b=$(ask stat)
+	awk -v a="$a" -v b="$b" -v bw="${bw:-0}" -v s="$SECS" -v idle="$IDLE" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
 		gb = bw * s / 1000
-		printf "%.1f %.2f", bw, gb ? (y[1] - x[1]) / x[2] / gb : 0 }'
+		printf "%.1f %.2f", bw, gb ? (y[1] - x[1] - z[1] * s) / x[4] / gb : 0 }'
 }
 
 # stats V...: "median min max" of the values.
@@ -135,7 +122,9 @@ want=$(sha256sum <"$PAIR_DIR/film")
 [ "$("$REPO/tools/kvod-fetch" -q "rdma://$PAIR_SERVER:$PORT/film" | sha256sum)" = "$want" ] ||
 	die "RDMA over the link is not byte-exact"
 
+IDLE=$(pair_idle_rate 10) || die "the server did not answer"
 log "# kvod RDMA READ sweep across two guests: $(uname -r), rxe on virtio-net"
+log "# the server idle (10 s, subtracted): $IDLE busy jiffies, ctxt, intr per second${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# ${SECS} s per run, $RUNS runs per tool and size, alternating; 64 READs outstanding"
 log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  server CPU-s/GB (min..max)"
 for s in $SIZES; do

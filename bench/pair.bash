@@ -8,6 +8,11 @@
 #	pair_net_up		bring the link's NIC up with this side's address
 #	pair_signal NAME [TEXT]	tell the other side NAME happened
 #	pair_wait NAME SEC	wait up to SEC seconds for the other side's NAME
+#	pair_serve HANDLER	server: answer the client's requests until "end"
+#	pair_ask WHAT [ARG]	client: one request to the server, its answer
+#	pair_stat		the server's "stat" answer: busy jiffies,
+#				context switches, interrupts, jiffies/s
+#	pair_idle_rate SEC	client: the idle server's rates of those
 #
 # The NIC is the virtio-net device tools/vm-run --link adds, found by its
 # MAC (52:54:00:c6:12:01 on the server, :02 on the client). Addresses come
@@ -56,3 +61,58 @@ pair_wait() {
 		sleep 0.2
 	done
 }
+
+# pair_stat: "BUSY CTXT INTR HZ" of this guest so far, from /proc/stat:
+# busy jiffies of all CPUs (user, nice, system, irq, softirq, steal),
+# context switches, interrupts, and jiffies per second.
+pair_stat() {
+	awk -v hz="$(getconf CLK_TCK)" '
+		/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9 }
+		/^ctxt/ { c = $2 } /^intr/ { i = $2 }
+		END { print b, c, i, hz }' /proc/stat
+}
+
+# pair_serve HANDLER: the server's side of pair_ask, one request after
+# another until "end". "stat" is answered with pair_stat; anything else
+# by "HANDLER WHAT ARG", whose output is the answer.
+pair_serve() {
+	local n=0 what arg
+
+	while :; do
+		n=$((n + 1))
+		pair_wait "req.$n" 3600 || return 1
+		read -r what arg <"$PAIR_DIR/req.$n"
+		case $what in
+		end) pair_signal "ack.$n"; return 0 ;;
+		stat) pair_signal "ack.$n" "$(pair_stat)" ;;
+		*) pair_signal "ack.$n" "$("$1" "$what" "$arg")" ;;
+		esac
+	done
+}
+
+# pair_ask WHAT [ARG]: a request to the server (pair_serve); its answer
+# on stdout. The count is kept in a file: callers run in command
+# substitutions.
+pair_ask() {
+	local n
+
+	n=$(($(cat "$PAIR_DIR/asked" 2>/dev/null || echo 0) + 1))
+	echo "$n" >"$PAIR_DIR/asked"
+	pair_signal "req.$n" "$*"
+	pair_wait "ack.$n" 600 || return 1
+	cat "$PAIR_DIR/ack.$n"
+}
+
+# pair_idle_rate SECONDS: the server's busy jiffies, context switches
+# and interrupts per second while nothing is served (the client asks
+# twice, SECONDS apart): "BUSY CTXT INTR".
+pair_idle_rate() {
+	local a b
+
+	a=$(pair_ask stat) && sleep "$1" && b=$(pair_ask stat) || return 1
+	awk -v a="$a" -v b="$b" -v t="$1" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "%.3f %.1f %.1f", (y[1] - x[1]) / t, (y[2] - x[2]) / t,
+			(y[3] - x[3]) / t }'
+}
+

@@ -760,7 +760,6 @@ int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	if (o->pdata_len)
 		memcpy(c->pdata, o->pdata, o->pdata_len);
 	c->pdata_len = o->pdata_len;
-	step_to(c, KVOD_STEP_ADDR);
 
 	c->ec = rdma_create_event_channel();
 	if (!c->ec || set_nonblock(c->ec->fd))
@@ -780,6 +779,11 @@ int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	if (ret)
 		return fail(c, KVOD_FAIL_ADDR, "address resolution failed: %s: %s",
 			    o->host, strerror(errno));
+	/*
+	 * The step's time starts now: librdmacm's first call opens and
+	 * queries every device, which takes seconds on a debug kernel.
+	 */
+	step_to(c, KVOD_STEP_ADDR);
 	return 0;
 }
 

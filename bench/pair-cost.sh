@@ -1,0 +1,192 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Server cost per GB against the number of clients, across two guests
+# (tools/vm-pair): the server guest serves one resident movie four ways,
+#
+#   kvod-rdma     kvod.ko's RDMA server (clients: kvod-fetch; rxe on the
+#                 NICs)
+#   kvod-http     kvod.ko's zero-copy HTTP server
+#   nginx-sf      nginx, sendfile on (the file in tmpfs)
+#   nginx-copy    nginx, sendfile off
+#
+# and the client guest runs N clients at once, each downloading the
+# whole movie, for every N in CLIENTS. For each server and N, RUNS runs;
+# reported: the median of the server guest's busy CPU-seconds per GB
+# moved, with its spread (min..max), and the medians of its context
+# switches and interrupts per GB (thousands), and the aggregate MB/s;
+# what the idle server does in as long (measured for 10 s first) is
+# subtracted from each. The
+# servers take turns within each run, so a drift of the host's speed
+# spreads over all of them. With KVOD_ICOUNT the CPU figures count
+# instructions (Documentation/benchmarks.rst).
+#
+# usage: bench/pair-cost.sh [MOVIE_MIB [RUNS]]	(on the host)
+#	KVOD_BENCH_CLIENTS="1 2 4" (default) the numbers of clients
+#
+# Results: stdout and results/bench-pair-cost.txt.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$HERE")
+MOVIE_MIB=${1:-${KVOD_BENCH_MIB:-32}}
+RUNS=${2:-${KVOD_BENCH_RUNS:-3}}
+CLIENTS=${KVOD_BENCH_CLIENTS:-"1 2 4"}
+
+if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
+	exec "$REPO/tools/vm-pair" --name bench-pair-cost --timeout 5400 -- \
+		env KVOD_BENCH_MIB="$MOVIE_MIB" KVOD_BENCH_RUNS="$RUNS" \
+		KVOD_BENCH_CLIENTS="$CLIENTS" "$0"
+fi
+
+# shellcheck source=bench/pair.bash
+. "$HERE/pair.bash"
+# shellcheck source=bench/lib.bash
+. "$HERE/lib.bash"
+OUT=$PAIR_DIR/report.$PAIR_ROLE
+FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.txt
+SERVERS="kvod-rdma kvod-http nginx-sf nginx-copy"
+B=/tmp/pair-cost
+
+pair_net_up || die "no link NIC"
+modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
+rdma link add kvod_pair type rxe netdev "$PAIR_NETDEV" || die "cannot add rxe"
+
+# nginx_start PORT SENDFILE: an nginx serving $B/www on the link.
+nginx_start() {
+	local d=$B/ngx$1
+
+	mkdir -p "$d/logs" "$d/tmp"
+	cat >"$d/nginx.conf" <<EOF
+worker_processes $(nproc);
+daemon on;
+pid $d/nginx.pid;
+error_log $d/logs/error.log warn;
+user root;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	sendfile $2;
+	tcp_nopush on;
+	client_body_temp_path $d/tmp/body;
+	proxy_temp_path $d/tmp/proxy;
+	fastcgi_temp_path $d/tmp/fastcgi;
+	uwsgi_temp_path $d/tmp/uwsgi;
+	scgi_temp_path $d/tmp/scgi;
+	server {
+		listen $PAIR_SERVER:$1;
+		root $B/www;
+	}
+}
+EOF
+	nginx -c "$d/nginx.conf" -p "$d" -e "$d/logs/error.log"
+}
+
+if [ "$PAIR_ROLE" = server ]; then
+	mkdir -p "$B/www"
+	head -c $((MOVIE_MIB << 20)) /dev/urandom >"$B/www/film"
+	chmod -R a+rX "$B"
+	insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
+	"$REPO/selftests/kvod/kvod_helper" add film "$B/www/film" ||
+		die "cannot add the movie"
+	"$REPO/tools/kvodctl" listen rdma "$PAIR_SERVER:7471" ||
+		die "cannot listen on rdma"
+	"$REPO/tools/kvodctl" listen http "$PAIR_SERVER:8080" ||
+		die "cannot listen on http"
+	nginx_start 8081 on || die "nginx (sendfile on) does not start"
+	nginx_start 8082 off || die "nginx (sendfile off) does not start"
+	sha256sum <"$B/www/film" >"$PAIR_DIR/film.sha256"
+	pair_signal ready
+	pair_serve true || die "the client went quiet"
+	for p in 8081 8082; do
+		kill "$(cat "$B/ngx$p/nginx.pid")"
+	done
+	rmmod kvod
+	exit 0
+fi
+
+# ---- client ----
+ask() {
+	pair_ask "$@" || die "the server did not answer $*"
+}
+
+# fetch SERVER: one client's download of the whole movie to stdout.
+fetch() {
+	case $1 in
+	kvod-rdma) "$REPO/tools/kvod-fetch" -q "rdma://$PAIR_SERVER:7471/film" ;;
+	kvod-http) curl -sS "http://$PAIR_SERVER:8080/film" ;;
+	nginx-sf) curl -sS "http://$PAIR_SERVER:8081/film" ;;
+	nginx-copy) curl -sS "http://$PAIR_SERVER:8082/film" ;;
+	esac
+}
+
+# point SERVER N: N clients at once; "CPU-s/GB ctxt/GB intr/GB MB/s"
+# (the per-GB counts in thousands), or nothing if a download was short.
+point() {
+	local a b t0 t1 i bad
+
+	a=$(ask stat)
+	t0=$(date +%s.%N)
+	for i in $(seq "$2"); do
+		fetch "$1" | wc -c >"$B/got.$i" &
+	done
+	wait
+	t1=$(date +%s.%N)
+	b=$(ask stat)
+	bad=$(cat "$B"/got.* | awk -v m=$((MOVIE_MIB << 20)) '$1 != m' | wc -l)
+	rm -f "$B"/got.*
+	[ "$bad" = 0 ] || return 0
+	awk -v a="$a" -v b="$b" -v n="$2" -v mib="$MOVIE_MIB" -v t0="$t0" \
+		-v t1="$t1" -v idle="$IDLE" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
+		gb = n * mib * 1048576 / 1e9
+		t = t1 - t0
+		printf "%.2f %.1f %.1f %.1f",
+			(y[1] - x[1] - z[1] * t) / x[4] / gb,
+			(y[2] - x[2] - z[2] * t) / gb / 1000,
+			(y[3] - x[3] - z[3] * t) / gb / 1000, gb * 1000 / t }'
+}
+
+# col K LINE...: the median, min and max of field K of the lines.
+col() {
+	local k=$1
+
+	shift
+	printf '%s\n' "$@" | awk -v k="$k" '{ print $k }' | sort -g |
+		awk '{ v[NR] = $1 } END { printf "%s %s %s", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+mkdir -p "$B"
+pair_wait ready 900 || die "the server did not get ready"
+want=$(cat "$PAIR_DIR/film.sha256")
+for s in $SERVERS; do
+	[ "$(fetch "$s" | sha256sum)" = "$want" ] || die "$s is not byte-exact"
+done
+
+IDLE=$(pair_idle_rate 10) || die "the server did not answer"
+log "# server cost per GB across two guests: $(uname -r), ${MOVIE_MIB} MiB movie,"
+log "# each client downloads it whole; $RUNS runs per point, the servers in turn${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
+log "# the server idle (10 s, subtracted from every point): $IDLE busy jiffies, ctxt, intr per second"
+log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s"
+for n in $CLIENTS; do
+	declare -A r=()
+	for _ in $(seq "$RUNS"); do
+		for s in $SERVERS; do
+			p=$(point "$s" "$n")
+			[ -n "$p" ] || die "$s, $n clients: a short download"
+			r[$s]+="$p"$'\n'
+		done
+	done
+	for s in $SERVERS; do
+		mapfile -t lines < <(printf '%s' "${r[$s]}")
+		read -r cm clo chi <<<"$(col 1 "${lines[@]}")"
+		read -r xm _ <<<"$(col 2 "${lines[@]}")"
+		read -r im _ <<<"$(col 3 "${lines[@]}")"
+		read -r bm _ <<<"$(col 4 "${lines[@]}")"
+		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f' \
+			"$s" "$n" "$cm" "$clo" "$chi" "$xm" "$im" "$bm")"
+	done
+	unset r
+done
+ask end >/dev/null
+cp "$OUT" "$FINAL"
