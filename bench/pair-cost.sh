@@ -34,9 +34,10 @@ RUNS=${2:-${KVOD_BENCH_RUNS:-3}}
 CLIENTS=${KVOD_BENCH_CLIENTS:-"1 2 4"}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	exec "$REPO/tools/vm-pair" --name bench-pair-cost --timeout 5400 -- \
+	"$REPO/tools/vm-pair" --name bench-pair-cost --timeout 5400 -- \
 		env KVOD_BENCH_MIB="$MOVIE_MIB" KVOD_BENCH_RUNS="$RUNS" \
-		KVOD_BENCH_CLIENTS="$CLIENTS" "$0"
+		KVOD_BENCH_CLIENTS="$CLIENTS" "$0" || exit
+	exec "$REPO/tools/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -45,6 +46,9 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.txt
+# For tools/bench-plot, a line a point: SERVER N, the median, min and max
+# CPU-s/GB, then kctxt/GB, kintr/GB and MB/s (medians).
+DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.dat
 SERVERS="kvod-rdma kvod-http nginx-sf nginx-copy"
 B=/tmp/pair-cost
 
@@ -164,6 +168,7 @@ for s in $SERVERS; do
 done
 
 IDLE=$(pair_idle_rate 10) || die "the server did not answer"
+rm -f "$DAT.new"
 log "# server cost per GB across two guests: $(uname -r), ${MOVIE_MIB} MiB movie,"
 log "# each client downloads it whole; $RUNS runs per point, the servers in turn${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# the server idle (10 s, subtracted from every point): $IDLE busy jiffies, ctxt, intr per second"
@@ -185,8 +190,10 @@ for n in $CLIENTS; do
 		read -r bm _ <<<"$(col 4 "${lines[@]}")"
 		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f' \
 			"$s" "$n" "$cm" "$clo" "$chi" "$xm" "$im" "$bm")"
+		echo "$s $n $cm $clo $chi $xm $im $bm" >>"$DAT.new"
 	done
 	unset r
 done
 ask end >/dev/null
 cp "$OUT" "$FINAL"
+mv "$DAT.new" "$DAT"

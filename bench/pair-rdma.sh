@@ -25,8 +25,9 @@ SECS=${1:-${KVOD_BENCH_SECS:-4}}
 RUNS=${2:-${KVOD_BENCH_RUNS:-3}}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	exec "$REPO/tools/vm-pair" --name bench-pair-rdma --timeout 5400 -- \
-		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" "$0"
+	"$REPO/tools/vm-pair" --name bench-pair-rdma --timeout 5400 -- \
+		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" "$0" || exit
+	exec "$REPO/tools/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -35,6 +36,9 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-rdma.txt
+# For tools/bench-plot, a line a size: SIZE, then median, min and max
+# of ib_read_bw MB/s, of kvod-fetch MB/s and of the server's CPU-s/GB.
+DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-rdma.dat
 SIZES=${KVOD_BENCH_SIZES:-"4096 8192 16384 32768 65536 131072 262144 524288 1048576"}
 DEV=kvod_pair
 PORT=7471
@@ -123,6 +127,7 @@ want=$(sha256sum <"$PAIR_DIR/film")
 	die "RDMA over the link is not byte-exact"
 
 IDLE=$(pair_idle_rate 10) || die "the server did not answer"
+rm -f "$DAT.new"
 log "# kvod RDMA READ sweep across two guests: $(uname -r), rxe on virtio-net"
 log "# the server idle (10 s, subtracted): $IDLE busy jiffies, ctxt, intr per second${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# ${SECS} s per run, $RUNS runs per tool and size, alternating; 64 READs outstanding"
@@ -142,6 +147,7 @@ for s in $SIZES; do
 		-v km="$km" -v klo="$klo" -v khi="$khi" -v cm="$cm" -v clo="$clo" \
 		-v chi="$chi" 'BEGIN { printf "%7d  %7.1f (%.1f..%.1f)  %7.1f (%.1f..%.1f)  %5.2f  %6.2f (%.2f..%.2f)",
 			s, pm, plo, phi, km, klo, khi, pm ? km / pm : 0, cm, clo, chi }')"
+	echo "$s $pm $plo $phi $km $klo $khi $cm $clo $chi" >>"$DAT.new"
 	echo "$s $pm" >>"$PAIR_DIR/sweep.perftest"
 	echo "$s $km" >>"$PAIR_DIR/sweep.fetch"
 done
@@ -151,3 +157,4 @@ read -r s p <<<"$(size90 <"$PAIR_DIR/sweep.fetch")"
 log "90% of peak ($p MB/s) for kvod-fetch at $s bytes"
 ask end >/dev/null
 cp "$OUT" "$FINAL"
+mv "$DAT.new" "$DAT"

@@ -23,7 +23,7 @@ APT_PKGS=(
 	libibverbs-dev rdmacm-utils perftest
 	ffmpeg vlc-bin vlc-plugin-base libvlccore-dev curl nginx-light jq ethtool tcpdump
 	procps psmisc
-	libmnl-dev libcap-dev pkg-config man-db shellcheck
+	libmnl-dev libcap-dev pkg-config man-db shellcheck gnuplot-nox
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64 iproute2)
 
