@@ -14,9 +14,11 @@
 # whole movie, for every N in CLIENTS. For each server and N, RUNS runs;
 # reported: the median of the server guest's busy CPU-seconds per GB
 # moved, with its spread (min..max), and the medians of its context
-# switches and interrupts per GB (thousands), and the aggregate MB/s;
-# what the idle server does in as long (measured for 10 s first) is
-# subtracted from each. The
+# switches and interrupts per GB (thousands), and the aggregate MB/s.
+# The CPU time the idle server spends in as long (measured for 10 s
+# first) is subtracted; context switches and interrupts are not (a busy
+# server no longer makes the idle one's switches into and out of idle, so
+# subtracting those can go below zero). The
 # servers take turns within each run, so a drift of the host's speed
 # spreads over all of them. With KVOD_ICOUNT the CPU figures count
 # instructions (Documentation/benchmarks.rst).
@@ -147,8 +149,8 @@ point() {
 		t = t1 - t0
 		printf "%.2f %.1f %.1f %.1f",
 			(y[1] - x[1] - z[1] * t) / x[4] / gb,
-			(y[2] - x[2] - z[2] * t) / gb / 1000,
-			(y[3] - x[3] - z[3] * t) / gb / 1000, gb * 1000 / t }'
+			(y[2] - x[2]) / gb / 1000, (y[3] - x[3]) / gb / 1000,
+			gb * 1000 / t }'
 }
 
 # col K LINE...: the median, min and max of field K of the lines.
@@ -171,7 +173,7 @@ IDLE=$(pair_idle_rate 10) || die "the server did not answer"
 rm -f "$DAT.new"
 log "# server cost per GB across two guests: $(uname -r), ${MOVIE_MIB} MiB movie,"
 log "# each client downloads it whole; $RUNS runs per point, the servers in turn${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
-log "# the server idle (10 s, subtracted from every point): $IDLE busy jiffies, ctxt, intr per second"
+log "# the server idle (10 s; its busy jiffies are subtracted from every point): $IDLE busy jiffies, ctxt, intr per second"
 log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s"
 for n in $CLIENTS; do
 	declare -A r=()
