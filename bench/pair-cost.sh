@@ -54,53 +54,16 @@ DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.dat
 SERVERS="kvod-rdma kvod-http nginx-sf nginx-copy"
 B=/tmp/pair-cost
 
-pair_net_up || die "no link NIC"
-modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
-rdma link add kvod_pair type rxe netdev "$PAIR_NETDEV" || die "cannot add rxe"
-
-# nginx_start PORT SENDFILE: an nginx serving $B/www on the link.
-nginx_start() {
-	local d=$B/ngx$1
-
-	mkdir -p "$d/logs" "$d/tmp"
-	cat >"$d/nginx.conf" <<EOF
-worker_processes $(nproc);
-daemon on;
-pid $d/nginx.pid;
-error_log $d/logs/error.log warn;
-user root;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	sendfile $2;
-	tcp_nopush on;
-	client_body_temp_path $d/tmp/body;
-	proxy_temp_path $d/tmp/proxy;
-	fastcgi_temp_path $d/tmp/fastcgi;
-	uwsgi_temp_path $d/tmp/uwsgi;
-	scgi_temp_path $d/tmp/scgi;
-	server {
-		listen $PAIR_SERVER:$1;
-		root $B/www;
-	}
-}
-EOF
-	nginx -c "$d/nginx.conf" -p "$d" -e "$d/logs/error.log"
-}
+pair_rdma_up || die "the link or rxe did not come up"
 
 if [ "$PAIR_ROLE" = server ]; then
 	mkdir -p "$B/www"
-	head -c $((MOVIE_MIB << 20)) /dev/urandom >"$B/www/film"
+	pair_kvod_up "$B/www/film" "$MOVIE_MIB" || die "kvod did not come up"
 	chmod -R a+rX "$B"
-	insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
-	"$REPO/selftests/kvod/kvod_helper" add film "$B/www/film" ||
-		die "cannot add the movie"
-	"$REPO/tools/kvodctl" listen rdma "$PAIR_SERVER:7471" ||
-		die "cannot listen on rdma"
-	"$REPO/tools/kvodctl" listen http "$PAIR_SERVER:8080" ||
-		die "cannot listen on http"
-	nginx_start 8081 on || die "nginx (sendfile on) does not start"
-	nginx_start 8082 off || die "nginx (sendfile off) does not start"
+	pair_nginx_start "$B/ngx8081" 8081 on "$B/www" ||
+		die "nginx (sendfile on) does not start"
+	pair_nginx_start "$B/ngx8082" 8082 off "$B/www" ||
+		die "nginx (sendfile off) does not start"
 	sha256sum <"$B/www/film" >"$PAIR_DIR/film.sha256"
 	pair_signal ready
 	pair_serve true || die "the client went quiet"

@@ -40,13 +40,12 @@ FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-rdma.txt
 # of ib_read_bw MB/s, of kvod-fetch MB/s and of the server's CPU-s/GB.
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-rdma.dat
 SIZES=${KVOD_BENCH_SIZES:-"4096 8192 16384 32768 65536 131072 262144 524288 1048576"}
+# pair_rdma_up and pair_kvod_up: the rxe device and kvod's RDMA port
 DEV=kvod_pair
 PORT=7471
 MOVIE_MB=256
 
-pair_net_up || die "no link NIC"
-modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
-rdma link add "$DEV" type rxe netdev "$PAIR_NETDEV" || die "cannot add rxe"
+pair_rdma_up || die "the link or rxe did not come up"
 
 # ---- server: kvod, then the client's requests (pair_serve) ----
 # "ibbw SIZE": start an ib_read_bw server for one run (once the last
@@ -67,14 +66,7 @@ serve() {
 }
 
 if [ "$PAIR_ROLE" = server ]; then
-	head -c $((MOVIE_MB << 20)) /dev/urandom >"$PAIR_DIR/film"
-	insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
-	"$REPO/selftests/kvod/kvod_helper" add film "$PAIR_DIR/film" ||
-		die "cannot add the movie"
-	"$REPO/tools/kvodctl" listen rdma "$PAIR_SERVER:$PORT" ||
-		die "cannot listen on rdma"
-	"$REPO/tools/kvodctl" listen http "$PAIR_SERVER:8080" ||
-		die "cannot listen on http"
+	pair_kvod_up "$PAIR_DIR/film" "$MOVIE_MB" || die "kvod did not come up"
 	pair_signal ready
 	pair_serve serve || die "the client went quiet"
 	rmmod kvod

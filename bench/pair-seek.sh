@@ -48,9 +48,7 @@ SERVERS="kvod-rdma kvod-http nginx-sf"
 B=/tmp/pair-seek
 MOVIE_MIB=64
 
-pair_net_up || die "no link NIC"
-modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
-rdma link add kvod_pair type rxe netdev "$PAIR_NETDEV" || die "cannot add rxe"
+pair_rdma_up || die "the link or rxe did not come up"
 
 # "accepted": the RDMA listener's accepted connections so far.
 serve() {
@@ -62,40 +60,10 @@ serve() {
 }
 
 if [ "$PAIR_ROLE" = server ]; then
-	mkdir -p "$B/www" "$B/ngx/logs" "$B/ngx/tmp"
-	head -c $((MOVIE_MIB << 20)) /dev/urandom >"$B/www/film"
+	mkdir -p "$B/www"
+	pair_kvod_up "$B/www/film" "$MOVIE_MIB" || die "kvod did not come up"
 	chmod -R a+rX "$B"
-	insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
-	"$REPO/selftests/kvod/kvod_helper" add film "$B/www/film" ||
-		die "cannot add the movie"
-	"$REPO/tools/kvodctl" listen rdma "$PAIR_SERVER:7471" ||
-		die "cannot listen on rdma"
-	"$REPO/tools/kvodctl" listen http "$PAIR_SERVER:8080" ||
-		die "cannot listen on http"
-	cat >"$B/ngx/nginx.conf" <<EOF
-worker_processes $(nproc);
-daemon on;
-pid $B/ngx/nginx.pid;
-error_log $B/ngx/logs/error.log warn;
-user root;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	sendfile on;
-	tcp_nopush on;
-	client_body_temp_path $B/ngx/tmp/body;
-	proxy_temp_path $B/ngx/tmp/proxy;
-	fastcgi_temp_path $B/ngx/tmp/fastcgi;
-	uwsgi_temp_path $B/ngx/tmp/uwsgi;
-	scgi_temp_path $B/ngx/tmp/scgi;
-	server {
-		listen $PAIR_SERVER:8081;
-		root $B/www;
-	}
-}
-EOF
-	nginx -c "$B/ngx/nginx.conf" -p "$B/ngx" -e "$B/ngx/logs/error.log" ||
-		die "nginx does not start"
+	pair_nginx_start "$B/ngx" 8081 on "$B/www" || die "nginx does not start"
 	pair_signal ready
 	pair_serve serve || die "the client went quiet"
 	kill "$(cat "$B/ngx/nginx.pid")"

@@ -6,6 +6,9 @@
 #	PAIR_ROLE		server or client (KVOD_PAIR_ROLE)
 #	PAIR_SERVER, PAIR_CLIENT	the two addresses on the link
 #	pair_net_up		bring the link's NIC up with this side's address
+#	pair_rdma_up		and the rxe device kvod_pair on it
+#	pair_kvod_up FILE MIB	server: kvod.ko serving a random movie "film"
+#	pair_nginx_start DIR PORT SENDFILE ROOT	server: an nginx on the link
 #	pair_signal NAME [TEXT]	tell the other side NAME happened
 #	pair_wait NAME SEC	wait up to SEC seconds for the other side's NAME
 #	pair_serve HANDLER	server: answer the client's requests until "end"
@@ -114,5 +117,62 @@ pair_idle_rate() {
 		split(a, x, " "); split(b, y, " ")
 		printf "%.3f %.1f %.1f", (y[1] - x[1]) / t, (y[2] - x[2]) / t,
 			(y[3] - x[3]) / t }'
+}
+
+# pair_rdma_up: the link up (pair_net_up) and rxe device kvod_pair on it;
+# says what failed.
+pair_rdma_up() {
+	pair_net_up || { echo "no link NIC" >&2; return 1; }
+	modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
+	rdma link add kvod_pair type rxe netdev "$PAIR_NETDEV" ||
+		{ echo "cannot add rxe" >&2; return 1; }
+}
+
+# pair_kvod_up FILE MIB: MIB MiB of random bytes in FILE, registered with
+# kvod.ko (from $REPO) as "film", served over RDMA on port 7471 and HTTP
+# on 8080 of the server's address; says what failed.
+pair_kvod_up() {
+	head -c $(($2 << 20)) /dev/urandom >"$1" ||
+		{ echo "cannot write $1" >&2; return 1; }
+	insmod "$REPO/kmod/kvod.ko" ||
+		{ echo "cannot load kvod.ko" >&2; return 1; }
+	"$REPO/selftests/kvod/kvod_helper" add film "$1" ||
+		{ echo "cannot add the movie" >&2; return 1; }
+	"$REPO/tools/kvodctl" listen rdma "$PAIR_SERVER:7471" ||
+		{ echo "cannot listen on rdma" >&2; return 1; }
+	"$REPO/tools/kvodctl" listen http "$PAIR_SERVER:8080" ||
+		{ echo "cannot listen on http" >&2; return 1; }
+}
+
+# pair_nginx_start DIR PORT SENDFILE ROOT: an nginx (its files in DIR,
+# pid in DIR/nginx.pid) serving ROOT on PORT of the server's address,
+# sendfile SENDFILE (on or off), one worker per CPU.
+pair_nginx_start() {
+	local d=$1
+
+	mkdir -p "$d/logs" "$d/tmp"
+	cat >"$d/nginx.conf" <<EOF
+worker_processes $(nproc);
+daemon on;
+pid $d/nginx.pid;
+error_log $d/logs/error.log warn;
+user root;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	sendfile $3;
+	tcp_nopush on;
+	client_body_temp_path $d/tmp/body;
+	proxy_temp_path $d/tmp/proxy;
+	fastcgi_temp_path $d/tmp/fastcgi;
+	uwsgi_temp_path $d/tmp/uwsgi;
+	scgi_temp_path $d/tmp/scgi;
+	server {
+		listen $PAIR_SERVER:$2;
+		root $4;
+	}
+}
+EOF
+	nginx -c "$d/nginx.conf" -p "$d" -e "$d/logs/error.log"
 }
 
