@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvod-fetch: read a movie from a kvod server with RDMA READs.
+ * kvod-fetch: read a movie from a kvod server with RDMA READs (or over
+ * HTTP, fetch-http.c, with the same player model).
  *
- *   kvod-fetch rdma://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]
+ *   kvod-fetch {rdma|http}://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]
  *	[--chunk SIZE] [--depth N] [--rate RATE --cache MS]
  *	[--seek-every SEC] [--duration SEC] [--seed N] [--timeout MS] [-q]
  *
@@ -25,8 +26,8 @@
  * transfer; 2 bad usage. See Documentation/kvod-fetch.1.
  */
 #define _GNU_SOURCE
+#include "kvod-fetch.h"
 #include "lib/rate.h"
-#include "lib/rdma.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,69 +40,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXIT_FAIL	1
-#define EXIT_USAGE	2
-
-#define CHUNK_DEFAULT	(256 * 1024)
-#define CHUNK_MAX	(1U << 30)
-#define DEPTH_DEFAULT	16
-#define DEPTH_MAX	4096
-
-struct fetch_opts {
-	const char *url;
-	const char *out;
-	uint64_t offset;
-	uint64_t length;		/* UINT64_MAX: to the end */
-	uint32_t chunk;
-	unsigned int depth;
-	uint64_t rate;			/* bits/s, 0: plain mode */
-	uint64_t cache_ms;
-	double seek_every;		/* seconds, 0: never */
-	double duration;		/* seconds, 0: until the end */
-	unsigned int seed;
-	int timeout_ms;
-	int quiet;
-};
-
-/* One READ in flight; slot i of the ring buffer. */
-struct slot {
-	uint64_t off;
-	uint32_t len;
-};
-
-struct fetch {
-	struct fetch_opts *o;
-	struct kvod_conn c;
-	int fd;
-	char *buf;
-	struct ibv_mr *mr;
-	struct slot *slots;
-	uint64_t posted, done;		/* READs, as sequence numbers */
-	uint64_t next_off;		/* next byte to READ */
-	uint64_t end;			/* end of the range */
-
-	/* player mode */
-	double rate_Bps;
-	uint64_t cache_bytes;
-	uint64_t play_start;		/* offset playback (re)starts at */
-	double t_play;			/* when it starts */
-	double t_seek;			/* next seek */
-	int flushing;			/* a seek waits for the READs in flight */
-
-	/* summary */
-	uint64_t bytes, chunks, late, seeks;
-	int pipe_closed;
-};
-
-static volatile sig_atomic_t stop;
+volatile sig_atomic_t fetch_stop;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop = 1;
+	fetch_stop = 1;
 }
 
-static double now_s(void)
+double fetch_now(void)
 {
 	struct timespec ts;
 
@@ -112,11 +59,12 @@ static double now_s(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: kvod-fetch rdma://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]\n"
+		"usage: kvod-fetch {rdma|http}://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]\n"
 		"                  [--chunk SIZE] [--depth N] [--rate RATE --cache MS]\n"
 		"                  [--seek-every SEC] [--duration SEC] [--seed N]\n"
 		"                  [--timeout MS] [-q]\n"
-		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d.\n"
+		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d\n"
+		"  for rdma://, 80 for http://.\n"
 		"  SIZE and N take k/K, M, G suffixes (powers of 1024); RATE is in bits/s\n"
 		"  with k/M/G suffixes (powers of 1000): 8.7M is 8700000.\n",
 		KVOD_RDMA_PORT);
@@ -234,7 +182,7 @@ bad:
 	return -1;
 }
 
-static int write_all(struct fetch *f, const char *p, size_t len)
+int fetch_write(struct fetch *f, const char *p, size_t len)
 {
 	while (len) {
 		ssize_t n = write(f->fd, p, len);
@@ -257,7 +205,7 @@ static int write_all(struct fetch *f, const char *p, size_t len)
 }
 
 /* Where the consumer is at time @t (player mode). */
-static uint64_t play_pos(const struct fetch *f, double t)
+uint64_t fetch_play_pos(const struct fetch *f, double t)
 {
 	double ahead = t > f->t_play ? (t - f->t_play) * f->rate_Bps : 0;
 
@@ -272,7 +220,7 @@ static int may_post(const struct fetch *f, double t)
 		return 0;
 	if (!f->o->rate)
 		return 1;
-	return f->next_off < play_pos(f, t) + f->cache_bytes;
+	return f->next_off < fetch_play_pos(f, t) + f->cache_bytes;
 }
 
 static int post_next(struct fetch *f)
@@ -301,19 +249,19 @@ static int post_next(struct fetch *f)
 	return 0;
 }
 
-static void start_play(struct fetch *f, uint64_t off, double t)
+void fetch_start_play(struct fetch *f, uint64_t off, double t)
 {
 	f->play_start = off;
 	f->next_off = off;
 	f->t_play = t + f->o->cache_ms / 1000.0;
 }
 
-static void seek(struct fetch *f, double t)
+void fetch_seek(struct fetch *f, double t)
 {
 	uint64_t span = f->end - f->o->offset;
 	uint64_t r = ((uint64_t)random() << 31) ^ (uint64_t)random();
 
-	start_play(f, f->o->offset + r % span, t);
+	fetch_start_play(f, f->o->offset + r % span, t);
 	f->flushing = 0;
 	f->seeks++;
 	f->t_seek = t + f->o->seek_every;
@@ -338,19 +286,25 @@ static int complete(struct fetch *f, const struct ibv_wc *wc, double t)
 	f->done++;
 	if (f->flushing)
 		return 0;	/* a seek throws it away */
-	if (f->o->rate) {
-		double need = f->t_play + (sl->off - f->play_start) / f->rate_Bps;
-
-		if (t > need)
-			f->late++;
-	}
+	if (fetch_is_late(f, sl->off, t))
+		f->late++;
 	f->chunks++;
 	f->bytes += sl->len;
-	return write_all(f, buf, sl->len);
+	return fetch_write(f, buf, sl->len);
+}
+
+/*
+ * Whether the chunk that starts at @off and completed at @t came after the
+ * consumer needed its first byte (player mode).
+ */
+int fetch_is_late(const struct fetch *f, uint64_t off, double t)
+{
+	return f->o->rate &&
+	       t > f->t_play + (off - f->play_start) / f->rate_Bps;
 }
 
 /* Milliseconds to sleep for when nothing can be posted (player mode). */
-static int idle_ms(const struct fetch *f, double t)
+int fetch_idle_ms(const struct fetch *f, double t)
 {
 	double wake = 1e18;
 
@@ -373,10 +327,10 @@ static int run(struct fetch *f, double t_end)
 	struct ibv_wc wc[32];
 
 	for (;;) {
-		double t = now_s();
+		double t = fetch_now();
 		int n, i, wait, watchdog;
 
-		if (stop || (t_end && t >= t_end))
+		if (fetch_stop || (t_end && t >= t_end))
 			break;
 		if (f->c.disconnected && f->posted == f->done) {
 			fprintf(stderr, "kvod-fetch: the server disconnected\n");
@@ -385,7 +339,7 @@ static int run(struct fetch *f, double t_end)
 		if (f->o->seek_every && t >= f->t_seek && !f->flushing)
 			f->flushing = 1;
 		if (f->flushing && f->posted == f->done)
-			seek(f, t);
+			fetch_seek(f, t);
 		while (may_post(f, t))
 			if (post_next(f))
 				return -1;
@@ -404,7 +358,7 @@ static int run(struct fetch *f, double t_end)
 		 * has its next post due at once) with the watchdog off.
 		 */
 		if (f->o->rate && f->posted - f->done < f->o->depth) {
-			int idle = idle_ms(f, t);
+			int idle = fetch_idle_ms(f, t);
 
 			if (idle >= 0 && (wait < 0 || idle < wait)) {
 				wait = idle;
@@ -429,7 +383,7 @@ static int run(struct fetch *f, double t_end)
 				f->o->timeout_ms);
 			return -1;
 		}
-		t = now_s();
+		t = fetch_now();
 		for (i = 0; i < n; i++) {
 			if (complete(f, &wc[i], t)) {
 				/* Account for this batch, or drain() waits. */
@@ -455,14 +409,14 @@ static void drain(struct fetch *f)
 	}
 }
 
-static int setup(struct fetch *f, const char *host, const char *port,
-		 const char *name)
+static int setup(struct fetch *f)
 {
+	const char *name = f->name;
 	struct fetch_opts *o = f->o;
 	char pdata[KVOD_REQ_PDATA_MAX];
 	struct kvod_conn_opts co = {
-		.host = host,
-		.port = port,
+		.host = f->host,
+		.port = f->port,
 		.pdata = pdata,
 		.depth = o->depth,
 		.timeout_ms = o->timeout_ms,
@@ -518,6 +472,26 @@ static void summary(const struct fetch *f, double secs)
 		f->pipe_closed ? " (output closed early)" : "");
 }
 
+/* Split the URL into f->host, f->port and f->name; which transport. */
+static int parse_url(struct fetch *f, int *http)
+{
+	const char *url = f->o->url;
+
+	*http = !strncmp(url, "http://", 7);
+	if (*http ? fetch_http_url(f) :
+		    kvod_parse_url(url, f->host, sizeof(f->host), f->port,
+				   sizeof(f->port), f->name, sizeof(f->name))) {
+		fprintf(stderr, "kvod-fetch: bad URL '%s' (rdma://HOST[:PORT]/NAME or http://HOST[:PORT]/NAME)\n",
+			url);
+		return -1;
+	}
+	if (strlen(f->name) >= KVOD_NAME_MAX) {
+		fprintf(stderr, "kvod-fetch: movie name too long\n");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct fetch_opts o = {
@@ -528,24 +502,14 @@ int main(int argc, char **argv)
 		.timeout_ms = 5000,
 		.seed = (unsigned int)time(NULL) ^ (unsigned int)getpid(),
 	};
-	struct fetch f = { .o = &o, .fd = STDOUT_FILENO };
-	char host[256], port[8], name[KVOD_NAME_MAX + 1];
+	struct fetch f = { .o = &o, .fd = STDOUT_FILENO, .h.sock = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	double t0, t_end = 0;
-	int ret = EXIT_FAIL;
+	int ret = EXIT_FAIL, http;
 
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, &o) ||
+	    parse_url(&f, &http))
 		return EXIT_USAGE;
-	if (kvod_parse_url(o.url, host, sizeof(host), port, sizeof(port),
-			   name, sizeof(name))) {
-		fprintf(stderr, "kvod-fetch: bad URL '%s' (rdma://HOST[:PORT]/NAME)\n",
-			o.url);
-		return EXIT_USAGE;
-	}
-	if (strlen(name) >= KVOD_NAME_MAX) {
-		fprintf(stderr, "kvod-fetch: movie name too long\n");
-		return EXIT_USAGE;
-	}
 	srandom(o.seed);
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGINT, &sa, NULL);
@@ -558,7 +522,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	if (setup(&f, host, port, name))
+	if (http ? fetch_http_setup(&f) : setup(&f))
 		goto out;
 	if (o.rate) {
 		f.rate_Bps = o.rate / 8.0;
@@ -566,19 +530,24 @@ int main(int argc, char **argv)
 		if (f.cache_bytes < o.chunk)
 			f.cache_bytes = o.chunk;
 	}
-	t0 = now_s();
+	t0 = fetch_now();
 	if (o.duration)
 		t_end = t0 + o.duration;
-	start_play(&f, o.offset, t0);
+	fetch_start_play(&f, o.offset, t0);
 	f.t_seek = t0 + o.seek_every;
-	if (!run(&f, t_end) || f.pipe_closed)
+	if (!(http ? fetch_http_run(&f, t_end) : run(&f, t_end)) ||
+	    f.pipe_closed)
 		ret = 0;
-	summary(&f, now_s() - t0);
-	drain(&f);
+	summary(&f, fetch_now() - t0);
+	if (!http)
+		drain(&f);
 out:
 	if (f.mr)
 		ibv_dereg_mr(f.mr);
-	kvod_close(&f.c);
+	if (http)
+		fetch_http_close(&f);
+	else
+		kvod_close(&f.c);
 	free(f.buf);
 	free(f.slots);
 	if (o.out && close(f.fd) && !ret) {
