@@ -21,3 +21,18 @@ size90() {
 	     END { for (i = 1; i <= NR; i++) if (b[i] >= 0.9 * peak) {
 			printf "%d %.1f\n", s[i], peak; exit } }'
 }
+
+# stats V...: "median min max" of the values.
+stats() {
+	printf '%s\n' "$@" | sort -g |
+		awk '{ v[NR] = $1 } END { printf "%s %s %s", v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+# col K LINE...: the median, min and max of field K of the lines.
+col() {
+	local k=$1
+
+	shift
+	# shellcheck disable=SC2046 # one number a word
+	stats $(printf '%s\n' "$@" | awk -v k="$k" '{ print $k }')
+}

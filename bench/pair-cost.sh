@@ -54,7 +54,7 @@ DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.dat
 SERVERS="kvod-rdma kvod-http nginx-sf nginx-copy"
 B=/tmp/pair-cost
 
-pair_rdma_up || die "the link or rxe did not come up"
+pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 if [ "$PAIR_ROLE" = server ]; then
 	mkdir -p "$B/www"
@@ -75,9 +75,6 @@ if [ "$PAIR_ROLE" = server ]; then
 fi
 
 # ---- client ----
-ask() {
-	pair_ask "$@" || die "the server did not answer $*"
-}
 
 # fetch SERVER: one client's download of the whole movie to stdout.
 fetch() {
@@ -114,15 +111,6 @@ point() {
 			(y[1] - x[1] - z[1] * t) / x[4] / gb,
 			(y[2] - x[2]) / gb / 1000, (y[3] - x[3]) / gb / 1000,
 			gb * 1000 / t }'
-}
-
-# col K LINE...: the median, min and max of field K of the lines.
-col() {
-	local k=$1
-
-	shift
-	printf '%s\n' "$@" | awk -v k="$k" '{ print $k }' | sort -g |
-		awk '{ v[NR] = $1 } END { printf "%s %s %s", v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
 
 mkdir -p "$B"

@@ -13,6 +13,10 @@
 # size reaching 90% of each tool's peak.
 #
 # usage: bench/pair-rdma.sh [SECONDS_PER_RUN [RUNS]]	(on the host)
+#	KVOD_PAIR_RDMA=siw: soft-iWARP instead of rxe (bench/pair.bash)
+#	KVOD_BENCH_PERFTEST_OPTS: more options for the ib_read_bw client,
+#	such as -e (sleep on completion events, as kvod-fetch does, instead
+#	of busy-polling the CQ)
 #
 # Before the sweep the client checks that the link and RDMA work: the
 # movie over HTTP and over RDMA, byte-exact. Results: stdout and
@@ -45,7 +49,7 @@ DEV=kvod_pair
 PORT=7471
 MOVIE_MB=256
 
-pair_rdma_up || die "the link or rxe did not come up"
+pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 # ---- server: kvod, then the client's requests (pair_serve) ----
 # "ibbw SIZE": start an ib_read_bw server for one run (once the last
@@ -74,17 +78,15 @@ if [ "$PAIR_ROLE" = server ]; then
 fi
 
 # ---- client: drives the sweep ----
-ask() {
-	pair_ask "$@" || die "the server did not answer $*"
-}
 
 # perftest: average MiB/s of one run of SIZE -> MB/s (10^6).
 read_bw() {
 	local bw
 
 	ask ibbw "$1" >/dev/null
+	# shellcheck disable=SC2086 # the options' words
 	bw=$(ib_read_bw -R -F -d "$DEV" -p 18515 -s "$1" -D "$SECS" -o 64 \
-		-t 64 "$PAIR_SERVER" 2>/dev/null |
+		-t 64 ${KVOD_BENCH_PERFTEST_OPTS:-} "$PAIR_SERVER" 2>/dev/null |
 		awk '$1 == '"$1"' { print $4 }')
 	awk -v b="${bw:-0}" 'BEGIN { printf "%.1f", b * 1.048576 }'
 }
@@ -105,12 +107,6 @@ fetch_bw() {
 		printf "%.1f %.2f", bw, gb ? (y[1] - x[1] - z[1] * s) / x[4] / gb : 0 }'
 }
 
-# stats V...: "median min max" of the values.
-stats() {
-	printf '%s\n' "$@" | sort -g |
-		awk '{ v[NR] = $1 } END { printf "%s %s %s", v[int((NR + 1) / 2)], v[1], v[NR] }'
-}
-
 pair_wait ready 900 || die "the server did not get ready"
 want=$(sha256sum <"$PAIR_DIR/film")
 [ "$(curl -s "http://$PAIR_SERVER:8080/film" | sha256sum)" = "$want" ] ||
@@ -120,7 +116,7 @@ want=$(sha256sum <"$PAIR_DIR/film")
 
 IDLE=$(pair_idle_rate 10) || die "the server did not answer"
 rm -f "$DAT.new"
-log "# kvod RDMA READ sweep across two guests: $(uname -r), rxe on virtio-net"
+log "# kvod RDMA READ sweep across two guests: $(uname -r), $PAIR_RDMA on virtio-net${KVOD_BENCH_PERFTEST_OPTS:+; ib_read_bw $KVOD_BENCH_PERFTEST_OPTS}"
 log "# the server idle (10 s, subtracted): $IDLE busy jiffies, ctxt, intr per second${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# ${SECS} s per run, $RUNS runs per tool and size, alternating; 64 READs outstanding"
 log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  server CPU-s/GB (min..max)"

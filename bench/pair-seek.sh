@@ -2,25 +2,28 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # VCR seeks across two guests (tools/vm-pair): what a seek costs the
-# server. One player at a stream rate on the client guest, first for
-# DURATION seconds without seeking, then as long with a seek to a random
-# offset every SEEK seconds (the thesis seeks every 30 s of stream time;
-# here the time is compressed), against
+# server. PLAYERS players at a stream rate on the client guest, first for
+# DURATION seconds without seeking, then as long with each seeking to a
+# random offset every SEEK seconds (the thesis seeks every 30 s of stream
+# time; here the time is compressed), against
 #
 #   kvod-rdma     kvod-fetch --rate --seek-every: a seek is READs at
 #                 another offset on the same connection
 #   kvod-http     kvod.ko's HTTP server: a seek is a new Range request
 #   nginx-sf      nginx, sendfile on: the same
 #
-# The HTTP player is curl at the same rate (--limit-rate), one request
-# per stretch between seeks. Reported per server: the server guest's
-# busy CPU milliseconds per second in both periods (the idle server's
-# rate subtracted), their difference per seek, with the spread over RUNS
-# runs, and for kvod-rdma the connections the server accepted in the
-# seeking period (1: the player's own, which every seek reuses).
+# Every player is kvod-fetch in player mode (--rate, --seek-every), with
+# an http:// URL for the HTTP servers, where a seek closes the connection
+# and sends a new Range request on a new one, as players do. Reported per
+# server: the server guest's busy CPU milliseconds per second in both
+# periods (the idle server's rate subtracted), their difference per seek,
+# with the spread over RUNS runs, and for kvod the connections its
+# listener accepted in the seeking period (RDMA: PLAYERS, the players'
+# own, which every seek reuses; HTTP: one more per seek).
 #
 # usage: bench/pair-seek.sh [DURATION [SEEK [RUNS]]]	(on the host)
 #	KVOD_BENCH_RATE (default 8M, bits/s) the stream rate
+#	KVOD_BENCH_PLAYERS (default 4) the players
 #
 # Results: stdout and results/bench-pair-seek.txt.
 set -u
@@ -31,11 +34,13 @@ DURATION=${1:-${KVOD_BENCH_DURATION:-20}}
 SEEK=${2:-${KVOD_BENCH_SEEK:-2}}
 RUNS=${3:-${KVOD_BENCH_RUNS:-3}}
 RATE=${KVOD_BENCH_RATE:-8M}
+PLAYERS=${KVOD_BENCH_PLAYERS:-4}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 	exec "$REPO/tools/vm-pair" --name bench-pair-seek --timeout 5400 -- \
 		env KVOD_BENCH_DURATION="$DURATION" KVOD_BENCH_SEEK="$SEEK" \
-		KVOD_BENCH_RUNS="$RUNS" KVOD_BENCH_RATE="$RATE" "$0"
+		KVOD_BENCH_RUNS="$RUNS" KVOD_BENCH_RATE="$RATE" \
+		KVOD_BENCH_PLAYERS="$PLAYERS" "$0"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -48,14 +53,17 @@ SERVERS="kvod-rdma kvod-http nginx-sf"
 B=/tmp/pair-seek
 MOVIE_MIB=64
 
-pair_rdma_up || die "the link or rxe did not come up"
+pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
-# "accepted": the RDMA listener's accepted connections so far.
+# "accepted PROTO PORT": that kvod listener's accepted connections so far.
 serve() {
+	local proto port
+
 	[ "$1" = accepted ] || return 0
+	read -r proto port <<<"$2"
 	"$REPO/tools/kvodctl" list --json |
-		jq -r --arg a "$PAIR_SERVER:7471" '.listeners[] |
-			select(.proto == "rdma" and .address == $a) |
+		jq -r --arg p "$proto" --arg a "$PAIR_SERVER:$port" '.listeners[] |
+			select(.proto == $p and .address == $a) |
 			.counters.accepted'
 }
 
@@ -72,99 +80,91 @@ if [ "$PAIR_ROLE" = server ]; then
 fi
 
 # ---- client ----
-ask() {
-	pair_ask "$@" || die "the server did not answer $*"
-}
 
 url() {
 	case $1 in
+	kvod-rdma) echo "rdma://$PAIR_SERVER:7471/film" ;;
 	kvod-http) echo "http://$PAIR_SERVER:8080/film" ;;
 	nginx-sf) echo "http://$PAIR_SERVER:8081/film" ;;
 	esac
 }
 
-# play SERVER SEEKING: one player for DURATION s; with SEEKING=1 it
-# seeks to a random offset every SEEK s.
-play() {
-	local bytes_s i off
-
-	if [ "$1" = kvod-rdma ]; then
-		local seek=()
-
-		[ "$2" = 1 ] && seek=(--seek-every "$SEEK")
-		"$REPO/tools/kvod-fetch" -q -o /dev/null --rate "$RATE" \
-			--cache 500 "${seek[@]}" --duration "$DURATION" \
-			"rdma://$PAIR_SERVER:7471/film"
-		return
-	fi
-	bytes_s=$(awk -v r="$RATE" 'BEGIN { m = 1
-		if (r ~ /k$/) m = 1e3; if (r ~ /M$/) m = 1e6; if (r ~ /G$/) m = 1e9
-		printf "%d", r * m / 8 }')
-	if [ "$2" = 0 ]; then
-		curl -s -o /dev/null --limit-rate "$bytes_s" \
-			--max-time "$DURATION" "$(url "$1")"
-		return 0
-	fi
-	for i in $(seq $((DURATION / SEEK))); do
-		off=$(((RANDOM * 32768 + RANDOM) % ((MOVIE_MIB - 8) << 20)))
-		curl -s -o /dev/null --limit-rate "$bytes_s" --max-time "$SEEK" \
-			-r "$off-" "$(url "$1")"
-		: "$i"
-	done
-	return 0
+# listener SERVER: "PROTO PORT" of its kvod listener, or nothing.
+listener() {
+	case $1 in
+	kvod-rdma) echo "rdma 7471" ;;
+	kvod-http) echo "http 8080" ;;
+	esac
 }
 
-# period SERVER SEEKING: "CPU_MS_PER_S ACCEPTED" of the server over one
-# play: its busy CPU in milliseconds per second, less the idle rate, and
-# the RDMA connections it accepted meanwhile.
-period() {
-	local a b c0 c1 t0 t1
+# play SERVER SEEKING: PLAYERS players for DURATION s; with SEEKING=1
+# each seeks to a random offset every SEEK s. Prints the seeks they made,
+# from their summaries (-1 if a player failed).
+play() {
+	local seek=() i
 
-	c0=$(ask accepted)
+	[ "$2" = 1 ] && seek=(--seek-every "$SEEK")
+	for i in $(seq "$PLAYERS"); do
+		"$REPO/tools/kvod-fetch" -o /dev/null --rate "$RATE" \
+			--cache 500 "${seek[@]}" --duration "$DURATION" \
+			--seed "$i$RANDOM" --timeout 30000 "$(url "$1")" \
+			2>"$B/play.$i" &
+	done
+	wait
+	for i in $(seq "$PLAYERS"); do
+		sed -n 's/^kvod-fetch: .* \([0-9]*\) seeks.*/\1/p' "$B/play.$i" |
+			grep . || echo -1000000
+	done | awk '{ n += $1 } END { print n < 0 ? -1 : n }'
+}
+
+# period SERVER SEEKING: "CPU_MS_PER_S ACCEPTED SEEKS" of the server over
+# one play: its busy CPU in milliseconds per second, less the idle rate,
+# the connections its kvod listener accepted meanwhile, and the seeks.
+period() {
+	local a b c0 c1 t0 t1 n
+
+	c0=$(ask accepted "$(listener "$1")")
 	a=$(ask stat)
 	t0=$(date +%s.%N)
-	play "$1" "$2"
+	n=$(play "$1" "$2")
+	[ "$n" -ge 0 ] || die "$1: a player failed: $(cat "$B"/play.*)"
 	t1=$(date +%s.%N)
 	b=$(ask stat)
-	c1=$(ask accepted)
+	c1=$(ask accepted "$(listener "$1")")
 	awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" -v idle="$IDLE" \
-		-v acc=$((${c1:-0} - ${c0:-0})) 'BEGIN {
+			-v acc=$((${c1:-0} - ${c0:-0})) -v n="$n" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
 		t = t1 - t0
-		printf "%.1f %d", ((y[1] - x[1]) / t - z[1]) * 1000 / x[4], acc }'
+		printf "%.1f %d %d", ((y[1] - x[1]) / t - z[1]) * 1000 / x[4], acc, n }'
 }
 
-# med V...: "median min max".
-med() {
-	printf '%s\n' "$@" | sort -g |
-		awk '{ v[NR] = $1 } END { printf "%s %s %s", v[int((NR + 1) / 2)], v[1], v[NR] }'
-}
-
+mkdir -p "$B"
 pair_wait ready 900 || die "the server did not get ready"
 IDLE=$(pair_idle_rate 10) || die "the server did not answer"
-seeks=$((DURATION / SEEK))
-log "# VCR seeks across two guests: $(uname -r), one player at $RATE bit/s,"
-log "# $DURATION s steady then $DURATION s with a seek every $SEEK s ($seeks seeks), $RUNS runs${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
+log "# VCR seeks across two guests: $(uname -r), $PLAYERS players at $RATE bit/s,"
+log "# $DURATION s steady then $DURATION s with each seeking every $SEEK s, $RUNS runs${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# the server idle (10 s; its busy jiffies subtracted): $IDLE busy jiffies, ctxt, intr per second"
-log "# server      steady CPU-ms/s  seeking CPU-ms/s  CPU-ms per seek (min..max)  RDMA connects while seeking"
+log "# server      steady CPU-ms/s  seeking CPU-ms/s  CPU-ms per seek (min..max)  seeks  kvod connects while seeking"
 for s in $SERVERS; do
-	st=() sk=() per=() acc=()
+	st=() sk=() per=() acc=() ns=()
 	for _ in $(seq "$RUNS"); do
 		read -r a _ <<<"$(period "$s" 0)"
-		read -r b c <<<"$(period "$s" 1)"
+		read -r b c n <<<"$(period "$s" 1)"
 		st+=("$a")
 		sk+=("$b")
 		acc+=("$c")
-		per+=("$(awk -v a="$a" -v b="$b" -v d="$DURATION" -v n="$seeks" \
-			'BEGIN { printf "%.2f", (b - a) * d / n }')")
+		ns+=("$n")
+		per+=("$(awk -v a="$a" -v b="$b" -v d="$DURATION" -v n="$n" \
+			'BEGIN { printf "%.2f", n ? (b - a) * d / n : 0 }')")
 	done
-	read -r stm _ <<<"$(med "${st[@]}")"
-	read -r skm _ <<<"$(med "${sk[@]}")"
-	read -r pm plo phi <<<"$(med "${per[@]}")"
-	read -r am _ <<<"$(med "${acc[@]}")"
-	[ "$s" = kvod-rdma ] || am=-
-	log "$(printf '%-11s %10.1f %17.1f %11.2f (%.2f..%.2f) %12s' \
-		"$s" "$stm" "$skm" "$pm" "$plo" "$phi" "$am")"
+	read -r stm _ <<<"$(stats "${st[@]}")"
+	read -r skm _ <<<"$(stats "${sk[@]}")"
+	read -r pm plo phi <<<"$(stats "${per[@]}")"
+	read -r am _ <<<"$(stats "${acc[@]}")"
+	read -r nm _ <<<"$(stats "${ns[@]}")"
+	[ -n "$(listener "$s")" ] || am=-
+	log "$(printf '%-11s %10.1f %17.1f %11.2f (%.2f..%.2f) %6s %12s' \
+		"$s" "$stm" "$skm" "$pm" "$plo" "$phi" "$nm" "$am")"
 done
 ask end >/dev/null
 cp "$OUT" "$FINAL"

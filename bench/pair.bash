@@ -6,7 +6,8 @@
 #	PAIR_ROLE		server or client (KVOD_PAIR_ROLE)
 #	PAIR_SERVER, PAIR_CLIENT	the two addresses on the link
 #	pair_net_up		bring the link's NIC up with this side's address
-#	pair_rdma_up		and the rxe device kvod_pair on it
+#	pair_rdma_up		and the RDMA device kvod_pair on it (rxe, or
+#				siw with KVOD_PAIR_RDMA=siw)
 #	pair_kvod_up FILE MIB	server: kvod.ko serving a random movie "film"
 #	pair_nginx_start DIR PORT SENDFILE ROOT	server: an nginx on the link
 #	pair_signal NAME [TEXT]	tell the other side NAME happened
@@ -16,6 +17,7 @@
 #	pair_stat		the server's "stat" answer: busy jiffies,
 #				context switches, interrupts, jiffies/s
 #	pair_idle_rate SEC	client: the idle server's rates of those
+#	ask WHAT [ARG]		client: pair_ask, or die (bench/lib.bash)
 #
 # The NIC is the virtio-net device tools/vm-run --link adds, found by its
 # MAC (52:54:00:c6:12:01 on the server, :02 on the client). Addresses come
@@ -26,6 +28,7 @@ PAIR_DIR=${KVOD_PAIR_DIR:?run by tools/vm-pair}
 PAIR_SERVER=198.18.1.1
 PAIR_CLIENT=198.18.1.2
 PAIR_NETDEV=
+PAIR_RDMA=${KVOD_PAIR_RDMA:-rxe}
 
 # pair_net_up: the link's netdev in PAIR_NETDEV, up, with this side's
 # address; 1 if there is no such NIC.
@@ -106,6 +109,11 @@ pair_ask() {
 	cat "$PAIR_DIR/ack.$n"
 }
 
+# ask WHAT [ARG]: pair_ask's answer, or the benchmark dies (bench/lib.bash).
+ask() {
+	pair_ask "$@" || die "the server did not answer $*"
+}
+
 # pair_idle_rate SECONDS: the server's busy jiffies, context switches
 # and interrupts per second while nothing is served (the client asks
 # twice, SECONDS apart): "BUSY CTXT INTR".
@@ -119,13 +127,24 @@ pair_idle_rate() {
 			(y[3] - x[3]) / t }'
 }
 
-# pair_rdma_up: the link up (pair_net_up) and rxe device kvod_pair on it;
-# says what failed.
+# pair_rdma_up: the link up (pair_net_up) and the RDMA device kvod_pair
+# on it: rxe, or siw with KVOD_PAIR_RDMA=siw (build/siw/siw.ko from
+# "make siw" on Debian's kernel, which does not ship it); says what failed.
 pair_rdma_up() {
 	pair_net_up || { echo "no link NIC" >&2; return 1; }
-	modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm rdma_rxe
-	rdma link add kvod_pair type rxe netdev "$PAIR_NETDEV" ||
-		{ echo "cannot add rxe" >&2; return 1; }
+	modprobe -q -a ib_core ib_uverbs rdma_cm rdma_ucm
+	case $PAIR_RDMA in
+	rxe) modprobe -q rdma_rxe ;;
+	siw)
+		modprobe -q libcrc32c
+		grep -q '^siw ' /proc/modules ||
+			grep -q ' siw_newlink' /proc/kallsyms ||
+			insmod "$REPO/build/siw/siw.ko" ||
+			{ echo "no siw: make siw" >&2; return 1; } ;;
+	*) echo "KVOD_PAIR_RDMA: rxe or siw, not $PAIR_RDMA" >&2; return 1 ;;
+	esac
+	rdma link add kvod_pair type "$PAIR_RDMA" netdev "$PAIR_NETDEV" ||
+		{ echo "cannot add $PAIR_RDMA" >&2; return 1; }
 }
 
 # pair_kvod_up FILE MIB: MIB MiB of random bytes in FILE, registered with
