@@ -15,11 +15,13 @@ busy_now() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
-# size90 "SIZE BW"...: the smallest size reaching 90% of the largest BW.
-size90() {
-	awk '{ s[NR] = $1; b[NR] = $2; if ($2 > peak) peak = $2 }
+# log_size90 TOOL FILE: log the smallest size in FILE (lines "SIZE BW")
+# whose BW reaches 90% of the largest, as TOOL's.
+log_size90() {
+	log "$(awk -v t="$1" '{ s[NR] = $1; b[NR] = $2; if ($2 > peak) peak = $2 }
 	     END { for (i = 1; i <= NR; i++) if (b[i] >= 0.9 * peak) {
-			printf "%d %.1f\n", s[i], peak; exit } }'
+			printf "90%% of peak (%.1f MB/s) for %s at %d bytes\n", peak, t, s[i]
+			exit } }' "$2")"
 }
 
 # stats V...: "median min max" of the values.

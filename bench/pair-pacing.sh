@@ -22,11 +22,15 @@
 # sender's clock. The two guests' clocks differ by a constant, so only
 # the jitter is reported: |arrival - due| after removing the median of
 # (arrival - due), p50 and p99, in microseconds. Sender cost: the server
-# guest's busy CPU over the run, less the idle server's rate over as
-# long, in percent of one CPU; it is the server's alone now (the receiver
-# runs on the other guest), and includes the NIC's transmit work. The
-# txsend process's own CPU time is shown too. Both are in CPU-ms per
-# second of stream (1000: one CPU busy all along). RUNS runs per sender;
+# guest's busy CPU from the sender's start until the stream is sent
+# (txsend exits; a push's SECONDS are over), in CPU-ms per second (1000:
+# one CPU busy all along), next to the idle server's (measured first; not
+# subtracted: a sender that fills the CPU leaves no room for the idle
+# guest's own work, which under TCG is a third of a CPU); it is the
+# server's alone now (the receiver runs on the other guest), and
+# includes the NIC's transmit work. Not with the hog, which keeps the
+# guest busy by construction. txsend's own CPU time (getrusage) is shown
+# too, per second of stream. RUNS runs per sender;
 # medians with min..max; each run's receiver output is kept in the pair
 # directory.
 #
@@ -90,6 +94,7 @@ if [ "$PAIR_ROLE" = server ]; then
 				{ echo "tc qdisc add $2 failed"; return; }
 			echo ok ;;
 		start)
+			echo "$(pair_stat) $(date +%s.%N)" >"$B/t0"
 			if [ "$2" = push ]; then
 				"$REPO/tools/kvodctl" push bench \
 					"udp://$PAIR_CLIENT:$PORT" --window 20 \
@@ -103,12 +108,7 @@ if [ "$PAIR_ROLE" = server ]; then
 			echo $! >"$B/tx.pid"
 			echo started ;;
 		stop)
-			p=$(cat "$B/tx.pid" 2>/dev/null)
-			rm -f "$B/tx.pid"
-			while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do
-				sleep 0.1
-			done
-			sed -n 's/.*cpu_ms=\([0-9.]*\).*/\1/p' "$B/tx.out" | grep . || echo - ;;
+			stop ;;
 		hog)
 			for _ in $(seq "$(nproc)"); do
 				sh -c 'while :; do :; done' >/dev/null 2>&1 &
@@ -116,6 +116,31 @@ if [ "$PAIR_ROLE" = server ]; then
 			done
 			echo ok ;;
 		esac
+	}
+
+	# stop: once the stream is sent (txsend exited; a push's SECONDS are
+	# over), "CPU TX": the guest's busy CPU-ms per second since "start",
+	# and txsend's CPU-ms per second of stream ("-" for a push).
+	stop() {
+		local p t0 now
+
+		p=$(cat "$B/tx.pid" 2>/dev/null)
+		rm -f "$B/tx.pid"
+		while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do
+			sleep 0.05
+		done
+		t0=$(awk '{ print $5 }' "$B/t0")
+		if [ -z "$p" ]; then
+			sleep "$(awk -v t0="$t0" -v s="$SECS" -v now="$(date +%s.%N)" \
+				'BEGIN { d = t0 + s + 0.2 - now; print d > 0 ? d : 0 }')"
+		fi
+		now="$(pair_stat) $(date +%s.%N)"
+		awk -v a="$(cat "$B/t0")" -v b="$now" -v s="$SECS" \
+			-v tx="$(sed -n 's/.*cpu_ms=\([0-9.]*\).*/\1/p' "$B/tx.out")" 'BEGIN {
+			split(a, x, " "); split(b, y, " ")
+			t = y[5] - x[5]
+			printf "%.1f %s", (y[1] - x[1]) / x[4] * 1000 / t,
+				tx == "" ? "-" : sprintf("%.1f", tx / s) }'
 	}
 
 	modprobe -q sch_fq sch_etf || die "modprobe sch_fq sch_etf failed"
@@ -149,15 +174,15 @@ val() {
 }
 
 # run SENDER TXSEND_ARGS: one stream; "received jit_p50 jit_p99 CPU TX"
-# where CPU is the server's busy CPU-ms per second of stream, less idle,
-# and TX txsend's own.
+# where CPU is the server's busy CPU-ms per second while it sent and TX
+# txsend's own per second of stream (the server's "stop").
 run() {
-	local a b t0 t1 rxargs="" rxpid txcpu
+	local rxargs="" rxpid cpu
 
 	[ "$1" != push ] || rxargs="-R $PPS"
-	# shellcheck disable=SC2086 # txrecv's options
 	# The first packet may take seconds: the server answers requests by
 	# polling files, slowly with a hog on its CPU.
+	# shellcheck disable=SC2086 # txrecv's options
 	"$TXT/txrecv" -p "$PORT" -n "$N" -t 20000 -T $((SECS * 1000 + 60000)) \
 		$rxargs >"$B/rx" &
 	rxpid=$!
@@ -165,28 +190,16 @@ run() {
 		! grep -q listening "$B/rx" || break
 		sleep 0.1
 	done
-	t0=$(date +%s.%N)
-	a=$(ask stat)
 	[ "$(ask start "$2")" = started ] || die "$1 did not start"
+	cpu=$(ask stop)
 	wait "$rxpid"
-	txcpu=$(ask stop)
-	b=$(ask stat)
-	t1=$(date +%s.%N)
-	# CPU: busy jiffies less the idle rate over the same wall time.
-	awk -v a="$a" -v b="$b" -v idle="$IDLE" -v t0="$t0" -v t1="$t1" \
-		-v r="$(val received)" -v p50="$(val jit_p50_us)" \
-		-v p99="$(val jit_p99_us)" -v tx="$txcpu" -v s="$SECS" 'BEGIN {
-		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
-		t = t1 - t0
-		printf "%s %s %s %.1f %s\n", r, p50, p99,
-			(y[1] - x[1] - z[1] * t) / x[4] * 1000 / s,
-			tx == "-" ? "-" : tx / s }'
 	cp "$B/rx" "$PAIR_DIR/rx.$LOAD.$1.$RUN"
+	echo "$(val received) $(val jit_p50_us) $(val jit_p99_us) $cpu"
 }
 
 # sender NAME QDISC TXSEND_ARGS: RUNS runs, one report line.
 sender() {
-	local lines=() i r p50 p99 plo phi cm clo chi tx
+	local lines=() i r p50 p99 plo phi cm clo chi tx cpu
 
 	[ "$(ask qdisc "$2")" = ok ] || die "qdisc $2 on the server failed"
 	for i in $(seq "$RUNS"); do
@@ -199,9 +212,14 @@ sender() {
 	read -r p99 plo phi <<<"$(col 3 "${lines[@]}")"
 	read -r cm clo chi <<<"$(col 4 "${lines[@]}")"
 	read -r tx _ <<<"$(col 5 "${lines[@]}")"
-	log "$(printf '%-6s %-4s  %5s/%-5s  %8s  %8s (%s..%s)  %6s (%s..%s)  %s' \
-		"$1" "$LOAD" "$r" "$N" "$p50" "$p99" "$plo" "$phi" "$cm" "$clo" \
-		"$chi" "$tx")"
+	cpu="$cm ($clo..$chi)"
+	# With the hog the guest is busy by construction.
+	if [ "$LOAD" = hog ]; then
+		cpu=-
+		cm=nan clo=nan chi=nan
+	fi
+	log "$(printf '%-6s %-4s  %5s/%-5s  %8s  %8s (%s..%s)  %-22s %s' \
+		"$1" "$LOAD" "$r" "$N" "$p50" "$p99" "$plo" "$phi" "$cpu" "$tx")"
 	echo "$1-$LOAD $p99 $plo $phi $cm $clo $chi" >>"$DAT.new"
 }
 
@@ -224,8 +242,9 @@ IDLE=$(pair_idle_rate 10) || die "the server did not answer"
 rm -f "$DAT.new"
 log "# paced sending across two guests: $(uname -r), $PPS packets/s x $SECS s,"
 log "# 1316-byte payloads ($RATE bit/s), from the server guest's NIC to the client guest; $RUNS runs"
-log "# the server idle (10 s; its busy jiffies are subtracted): $IDLE busy jiffies, ctxt, intr per second"
-log "# CPU: ms per second of stream; the server guest's less its idle rate, and txsend's own"
+log "# CPU: ms a second; the server guest's while it sends (not with the hog, which keeps it"
+log "# busy), and txsend's own per second of stream; the idle server's (10 s):"
+log "# $(awk -v i="$IDLE" 'BEGIN { split(i, z, " "); printf "%.1f", z[1] * 1000 / '"$(getconf CLK_TCK)"' }') CPU-ms a second"
 log "# sender load  received      jitter p50 us  p99 us (min..max)   server CPU (min..max)  txsend CPU"
 LOAD=idle
 all_senders

@@ -139,10 +139,8 @@ for s in $SIZES; do
 	echo "$s $pm" >>"$PAIR_DIR/sweep.perftest"
 	echo "$s $km" >>"$PAIR_DIR/sweep.fetch"
 done
-read -r s p <<<"$(size90 <"$PAIR_DIR/sweep.perftest")"
-log "90% of peak ($p MB/s) for ib_read_bw at $s bytes"
-read -r s p <<<"$(size90 <"$PAIR_DIR/sweep.fetch")"
-log "90% of peak ($p MB/s) for kvod-fetch at $s bytes"
+log_size90 ib_read_bw "$PAIR_DIR/sweep.perftest"
+log_size90 kvod-fetch "$PAIR_DIR/sweep.fetch"
 ask end >/dev/null
 cp "$OUT" "$FINAL"
 mv "$DAT.new" "$DAT"

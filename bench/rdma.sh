@@ -86,10 +86,8 @@ for s in $SIZES; do
 	echo "$s $p" >>"$RDMA_TMP/sweep.perftest"
 	echo "$s $k" >>"$RDMA_TMP/sweep.fetch"
 done
-read -r s p <<<"$(size90 <"$RDMA_TMP/sweep.perftest")"
-log "90% of peak ($p MB/s) for ib_read_bw at $s bytes"
-read -r s p <<<"$(size90 <"$RDMA_TMP/sweep.fetch")"
-log "90% of peak ($p MB/s) for kvod-fetch at $s bytes"
+log_size90 ib_read_bw "$RDMA_TMP/sweep.perftest"
+log_size90 kvod-fetch "$RDMA_TMP/sweep.fetch"
 
 rmmod kvod
 rxe_teardown
