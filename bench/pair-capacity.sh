@@ -161,9 +161,10 @@ point() {
 	echo "$(((late + failed) == 0)) $late $failed $(busy "$a" "$b" "$t") $(busy "$ca" "$cb" "$t")"
 }
 
-# note TEXT: a note in the report, on one line.
+# note TEXT: a note in the report and on stderr, on one line (not on
+# stdout: point's callers read its result there).
 note() {
-	log "#   $(tr '\n' ' ' <<<"$*")"
+	echo "#   $(tr '\n' ' ' <<<"$*")" | tee -a "$OUT" >&2
 }
 
 # capacity SERVER: one ramp; "N SRV CLI" of the largest passing point.

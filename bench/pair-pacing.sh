@@ -132,7 +132,7 @@ if [ "$PAIR_ROLE" = server ]; then
 		t0=$(awk '{ print $5 }' "$B/t0")
 		if [ -z "$p" ]; then
 			sleep "$(awk -v t0="$t0" -v s="$SECS" -v now="$(date +%s.%N)" \
-				'BEGIN { d = t0 + s + 0.2 - now; print d > 0 ? d : 0 }')"
+				'BEGIN { d = t0 + s + 0.2 - now; print (d > 0 ? d : 0) }')"
 		fi
 		now="$(pair_stat) $(date +%s.%N)"
 		awk -v a="$(cat "$B/t0")" -v b="$now" -v s="$SECS" \

@@ -9,8 +9,10 @@
 # alternating, 64 READs outstanding; reported: the median MB/s of each
 # and its spread (min..max), their ratio, the server guest's busy CPU
 # time per GB while kvod-fetch pulls, less what it does idle (measured
-# for 10 s first; kvod itself does no work per READ), and the smallest
-# size reaching 90% of each tool's peak.
+# for 10 s first; kvod itself does no work per READ), the requests the
+# server's rxe saw twice in each kvod-fetch run (its duplicate_request
+# counter: the client's retransmissions), and the smallest size reaching
+# 90% of each tool's peak.
 #
 # usage: bench/pair-rdma.sh [SECONDS_PER_RUN [RUNS]]	(on the host)
 #	KVOD_PAIR_RDMA=siw: soft-iWARP instead of rxe (bench/pair.bash)
@@ -53,8 +55,16 @@ pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 # ---- server: kvod, then the client's requests (pair_serve) ----
 # "ibbw SIZE": start an ib_read_bw server for one run (once the last
-# one has exited), answer once its rdma_cm id listens.
+# one has exited), answer once its rdma_cm id listens. "dup": the
+# device's duplicate_request counter (rxe: requests it saw again, the
+# client's retransmissions), or nothing.
 serve() {
+	if [ "$1" = dup ]; then
+		rdma statistic show link "$DEV/1" 2>/dev/null | awk '{
+			for (i = 1; i < NF; i++)
+				if ($i == "duplicate_request") print $(i + 1) }'
+		return 0
+	fi
 	[ "$1" = ibbw ] || return 0
 	for _ in $(seq 300); do
 		pgrep -x ib_read_bw >/dev/null || break
@@ -94,17 +104,21 @@ read_bw() {
 # kvod-fetch: MB/s of one run at --chunk SIZE --depth 64, and the
 # server's busy CPU-seconds per GB moved in it: "MB/s CPU-s/GB".
 fetch_bw() {
-	local a b bw
+	local a b bw d0 d1
 
+	d0=$(ask dup)
 	a=$(ask stat)
 	bw=$("$REPO/tools/kvod-fetch" -o /dev/null --chunk "$1" --depth 64 \
 		--duration "$SECS" "rdma://$PAIR_SERVER:$PORT/film" 2>&1 |
 		sed -n 's/.* s, \([0-9.]*\) MB\/s.*/\1/p')
 	b=$(ask stat)
-	awk -v a="$a" -v b="$b" -v bw="${bw:-0}" -v s="$SECS" -v idle="$IDLE" 'BEGIN {
+	d1=$(ask dup)
+	awk -v a="$a" -v b="$b" -v bw="${bw:-0}" -v s="$SECS" -v idle="$IDLE" \
+		-v d0="$d0" -v d1="$d1" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
 		gb = bw * s / 1000
-		printf "%.1f %.2f", bw, gb ? (y[1] - x[1] - z[1] * s) / x[4] / gb : 0 }'
+		printf "%.1f %.2f %s", bw, gb ? (y[1] - x[1] - z[1] * s) / x[4] / gb : 0,
+			d1 == "" ? "-" : d1 - d0 }'
 }
 
 pair_wait ready 900 || die "the server did not get ready"
@@ -119,22 +133,23 @@ rm -f "$DAT.new"
 log "# kvod RDMA READ sweep across two guests: $(uname -r), $PAIR_RDMA on virtio-net${KVOD_BENCH_PERFTEST_OPTS:+; ib_read_bw $KVOD_BENCH_PERFTEST_OPTS}"
 log "# the server idle (10 s, subtracted): $IDLE busy jiffies, ctxt, intr per second${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# ${SECS} s per run, $RUNS runs per tool and size, alternating; 64 READs outstanding"
-log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  server CPU-s/GB (min..max)"
+log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  server CPU-s/GB (min..max)  retransmitted requests"
 for s in $SIZES; do
-	p=() k=() c=()
+	p=() k=() c=() d=()
 	for _ in $(seq "$RUNS"); do
 		p+=("$(read_bw "$s")")
-		read -r bw cpu <<<"$(fetch_bw "$s")"
+		read -r bw cpu dup <<<"$(fetch_bw "$s")"
 		k+=("$bw")
 		c+=("$cpu")
+		d+=("$dup")
 	done
 	read -r pm plo phi <<<"$(stats "${p[@]}")"
 	read -r km klo khi <<<"$(stats "${k[@]}")"
 	read -r cm clo chi <<<"$(stats "${c[@]}")"
 	log "$(awk -v s="$s" -v pm="$pm" -v plo="$plo" -v phi="$phi" \
 		-v km="$km" -v klo="$klo" -v khi="$khi" -v cm="$cm" -v clo="$clo" \
-		-v chi="$chi" 'BEGIN { printf "%7d  %7.1f (%.1f..%.1f)  %7.1f (%.1f..%.1f)  %5.2f  %6.2f (%.2f..%.2f)",
-			s, pm, plo, phi, km, klo, khi, pm ? km / pm : 0, cm, clo, chi }')"
+		-v chi="$chi" -v d="${d[*]}" 'BEGIN { printf "%7d  %7.1f (%.1f..%.1f)  %7.1f (%.1f..%.1f)  %5.2f  %6.2f (%.2f..%.2f)  %s",
+			s, pm, plo, phi, km, klo, khi, pm ? km / pm : 0, cm, clo, chi, d }')"
 	echo "$s $pm $plo $phi $km $klo $khi $cm $clo $chi" >>"$DAT.new"
 	echo "$s $pm" >>"$PAIR_DIR/sweep.perftest"
 	echo "$s $km" >>"$PAIR_DIR/sweep.fetch"
