@@ -37,10 +37,11 @@ RATE=${KVOD_BENCH_RATE:-8M}
 PLAYERS=${KVOD_BENCH_PLAYERS:-4}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	exec "$REPO/tools/vm-pair" --name bench-pair-seek --timeout 5400 -- \
+	"$REPO/tools/vm-pair" --name bench-pair-seek --timeout 5400 -- \
 		env KVOD_BENCH_DURATION="$DURATION" KVOD_BENCH_SEEK="$SEEK" \
 		KVOD_BENCH_RUNS="$RUNS" KVOD_BENCH_RATE="$RATE" \
-		KVOD_BENCH_PLAYERS="$PLAYERS" "$0"
+		KVOD_BENCH_PLAYERS="$PLAYERS" "$0" || exit
+	exec "$REPO/tools/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -49,6 +50,9 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-seek.txt
+# For tools/bench-plot, a line a server: SERVER, the median, min and max
+# CPU-ms per seek.
+DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-seek.dat
 SERVERS="kvod-rdma kvod-http nginx-sf"
 B=/tmp/pair-seek
 MOVIE_MIB=64
@@ -144,6 +148,7 @@ IDLE=$(pair_idle_rate 10) || die "the server did not answer"
 log "# VCR seeks across two guests: $(uname -r), $PLAYERS players at $RATE bit/s,"
 log "# $DURATION s steady then $DURATION s with each seeking every $SEEK s, $RUNS runs${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# the server idle (10 s; its busy jiffies subtracted): $IDLE busy jiffies, ctxt, intr per second"
+rm -f "$DAT.new"
 log "# server      steady CPU-ms/s  seeking CPU-ms/s  CPU-ms per seek (min..max)  seeks  kvod connects while seeking"
 for s in $SERVERS; do
 	st=() sk=() per=() acc=() ns=()
@@ -165,6 +170,8 @@ for s in $SERVERS; do
 	[ -n "$(listener "$s")" ] || am=-
 	log "$(printf '%-11s %10.1f %17.1f %11.2f (%.2f..%.2f) %6s %12s' \
 		"$s" "$stm" "$skm" "$pm" "$plo" "$phi" "$nm" "$am")"
+	echo "$s $pm $plo $phi" >>"$DAT.new"
 done
 ask end >/dev/null
 cp "$OUT" "$FINAL"
+mv "$DAT.new" "$DAT"
