@@ -75,37 +75,17 @@ B=/tmp/pair-capacity
 pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 if [ "$PAIR_ROLE" = server ]; then
-	mkdir -p "$B/www"
-	pair_kvod_up "$B/www/film" "$MOVIE_MIB" || die "kvod did not come up"
+	pair_servers_up "$B" "$MOVIE_MIB" || die "the servers did not come up"
 	# Every player comes from the client's one address.
 	echo 0 >/sys/module/kvod/parameters/rdma_max_conns_per_addr
 	echo 0 >/sys/module/kvod/parameters/rdma_max_conns
-	chmod -R a+rX "$B"
-	pair_nginx_start "$B/ngx8081" 8081 on "$B/www" ||
-		die "nginx (sendfile on) does not start"
-	pair_nginx_start "$B/ngx8082" 8082 off "$B/www" ||
-		die "nginx (sendfile off) does not start"
-	sha256sum <"$B/www/film" >"$PAIR_DIR/film.sha256"
 	pair_signal ready
 	pair_serve true || die "the client went quiet"
-	for p in 8081 8082; do
-		kill "$(cat "$B/ngx$p/nginx.pid")"
-	done
-	rmmod kvod
+	pair_servers_down "$B"
 	exit 0
 fi
 
 # ---- client ----
-url() {
-	case $1 in
-	kvod-rdma) echo "rdma://$PAIR_SERVER:7471/film" ;;
-	kvod-http) echo "http://$PAIR_SERVER:8080/film" ;;
-	nginx-sf) echo "http://$PAIR_SERVER:8081/film" ;;
-	nginx-copy) echo "http://$PAIR_SERVER:8082/film" ;;
-	kvod-proxy) echo "http://127.0.0.1:8554/film" ;;
-	esac
-}
-
 # busy CPU-seconds per second between two pair_stat lines over T seconds
 busy() {
 	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN {
@@ -119,7 +99,7 @@ peak() {
 
 	t0=$(date +%s.%N)
 	for i in 1 2 3 4; do
-		"$FETCH" -q -o /dev/null "$(url "$1")" &
+		"$FETCH" -q -o /dev/null "$(pair_url "$1")" &
 	done
 	wait
 	t1=$(date +%s.%N)
@@ -141,7 +121,7 @@ point() {
 		off=$(((RANDOM << 15 | RANDOM) % span))
 		"$FETCH" -o /dev/null --rate "$RATE" --cache "$CACHE_MS" \
 			--chunk "$CHUNK" --duration "$SECS" --offset "$off" \
-			--timeout 30000 "$(url "$s")" 2>"$B/p.$i" &
+			--timeout 30000 "$(pair_url "$s")" 2>"$B/p.$i" &
 	done
 	wait
 	t1=$(date +%s.%N)
@@ -207,7 +187,7 @@ if [[ " $SERVERS " = *" kvod-proxy "* ]]; then
 	sleep 1
 fi
 for s in $SERVERS; do
-	[ "$("$FETCH" -q "$(url "$s")" | sha256sum)" = "$want" ] ||
+	[ "$("$FETCH" -q "$(pair_url "$s")" | sha256sum)" = "$want" ] ||
 		die "$s is not byte-exact: $(tail -n 3 "$B/proxy.log" 2>/dev/null)"
 done
 

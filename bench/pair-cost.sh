@@ -57,20 +57,10 @@ B=/tmp/pair-cost
 pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 if [ "$PAIR_ROLE" = server ]; then
-	mkdir -p "$B/www"
-	pair_kvod_up "$B/www/film" "$MOVIE_MIB" || die "kvod did not come up"
-	chmod -R a+rX "$B"
-	pair_nginx_start "$B/ngx8081" 8081 on "$B/www" ||
-		die "nginx (sendfile on) does not start"
-	pair_nginx_start "$B/ngx8082" 8082 off "$B/www" ||
-		die "nginx (sendfile off) does not start"
-	sha256sum <"$B/www/film" >"$PAIR_DIR/film.sha256"
+	pair_servers_up "$B" "$MOVIE_MIB" || die "the servers did not come up"
 	pair_signal ready
 	pair_serve true || die "the client went quiet"
-	for p in 8081 8082; do
-		kill "$(cat "$B/ngx$p/nginx.pid")"
-	done
-	rmmod kvod
+	pair_servers_down "$B"
 	exit 0
 fi
 
@@ -79,10 +69,8 @@ fi
 # fetch SERVER: one client's download of the whole movie to stdout.
 fetch() {
 	case $1 in
-	kvod-rdma) "$REPO/tools/kvod-fetch" -q "rdma://$PAIR_SERVER:7471/film" ;;
-	kvod-http) curl -sS "http://$PAIR_SERVER:8080/film" ;;
-	nginx-sf) curl -sS "http://$PAIR_SERVER:8081/film" ;;
-	nginx-copy) curl -sS "http://$PAIR_SERVER:8082/film" ;;
+	kvod-rdma) "$REPO/tools/kvod-fetch" -q "$(pair_url "$1")" ;;
+	*) curl -sS "$(pair_url "$1")" ;;
 	esac
 }
 

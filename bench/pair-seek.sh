@@ -85,14 +85,6 @@ fi
 
 # ---- client ----
 
-url() {
-	case $1 in
-	kvod-rdma) echo "rdma://$PAIR_SERVER:7471/film" ;;
-	kvod-http) echo "http://$PAIR_SERVER:8080/film" ;;
-	nginx-sf) echo "http://$PAIR_SERVER:8081/film" ;;
-	esac
-}
-
 # listener SERVER: "PROTO PORT" of its kvod listener, or nothing.
 listener() {
 	case $1 in
@@ -111,7 +103,7 @@ play() {
 	for i in $(seq "$PLAYERS"); do
 		"$REPO/tools/kvod-fetch" -o /dev/null --rate "$RATE" \
 			--cache 500 "${seek[@]}" --duration "$DURATION" \
-			--seed "$i$RANDOM" --timeout 30000 "$(url "$1")" \
+			--seed "$i$RANDOM" --timeout 30000 "$(pair_url "$1")" \
 			2>"$B/play.$i" &
 	done
 	wait

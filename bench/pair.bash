@@ -10,6 +10,10 @@
 #				siw with KVOD_PAIR_RDMA=siw)
 #	pair_kvod_up FILE MIB	server: kvod.ko serving a random movie "film"
 #	pair_nginx_start DIR PORT SENDFILE ROOT	server: an nginx on the link
+#	pair_servers_up DIR MIB	server: kvod and nginx with and without
+#				sendfile serving DIR/www/film
+#	pair_servers_down DIR	server: stop them
+#	pair_url SERVER		client: the URL of the movie at SERVER
 #	pair_signal NAME [TEXT]	tell the other side NAME happened
 #	pair_wait NAME SEC	wait up to SEC seconds for the other side's NAME
 #	pair_serve HANDLER	server: answer the client's requests until "end"
@@ -195,3 +199,40 @@ EOF
 	nginx -c "$d/nginx.conf" -p "$d" -e "$d/logs/error.log"
 }
 
+# pair_servers_up DIR MIB: the movie "film" (MIB MiB) in DIR/www, served
+# by kvod (pair_kvod_up), by nginx with sendfile on port 8081 and by
+# nginx without it on 8082; its sha256 in $PAIR_DIR/film.sha256 for the
+# client. Says what failed.
+pair_servers_up() {
+	mkdir -p "$1/www"
+	pair_kvod_up "$1/www/film" "$2" || return 1
+	chmod -R a+rX "$1"
+	pair_nginx_start "$1/ngx8081" 8081 on "$1/www" ||
+		{ echo "nginx (sendfile on) does not start" >&2; return 1; }
+	pair_nginx_start "$1/ngx8082" 8082 off "$1/www" ||
+		{ echo "nginx (sendfile off) does not start" >&2; return 1; }
+	sha256sum <"$1/www/film" >"$PAIR_DIR/film.sha256"
+}
+
+# pair_servers_down DIR: stop what pair_servers_up DIR started.
+pair_servers_down() {
+	local p
+
+	for p in 8081 8082; do
+		kill "$(cat "$1/ngx$p/nginx.pid")"
+	done
+	rmmod kvod
+}
+
+# pair_url SERVER: where the client finds "film" on kvod-rdma, kvod-http,
+# nginx-sf, nginx-copy (pair_servers_up) or kvod-proxy (a kvod-proxy on
+# the client's 127.0.0.1:8554).
+pair_url() {
+	case $1 in
+	kvod-rdma) echo "rdma://$PAIR_SERVER:7471/film" ;;
+	kvod-http) echo "http://$PAIR_SERVER:8080/film" ;;
+	nginx-sf) echo "http://$PAIR_SERVER:8081/film" ;;
+	nginx-copy) echo "http://$PAIR_SERVER:8082/film" ;;
+	kvod-proxy) echo "http://127.0.0.1:8554/film" ;;
+	esac
+}
