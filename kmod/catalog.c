@@ -97,6 +97,24 @@ static bool catalog_has(const char *name)
 	return catalog_find(name);
 }
 
+/*
+ * Publish a new movie or channel, unless its name was taken meanwhile;
+ * then drop it and fail with -EEXIST.
+ */
+static int catalog_insert(struct kvod_movie *movie)
+{
+	mutex_lock(&kvod_catalog_lock);
+	if (catalog_find(movie->name)) {
+		mutex_unlock(&kvod_catalog_lock);
+		kvod_movie_put(movie);
+		return -EEXIST;
+	}
+	hash_add_rcu(kvod_movies, &movie->hnode, name_hash(movie->name));
+	kvod_nr_movies++;
+	mutex_unlock(&kvod_catalog_lock);
+	return 0;
+}
+
 /**
  * kvod_catalog_add() - register a movie
  * @name: movie name (validated here)
@@ -110,6 +128,7 @@ int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
 	struct inode *inode = file_inode(file);
 	struct kvod_movie *movie;
 	loff_t size;
+	int ret;
 
 	if (!kvod_name_valid(name))
 		return -EINVAL;
@@ -126,19 +145,37 @@ int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
 	movie = kvod_movie_load(name, file, size, bitrate, resident_cap());
 	if (IS_ERR(movie))
 		return PTR_ERR(movie);
-
-	mutex_lock(&kvod_catalog_lock);
-	if (catalog_find(name)) {
-		mutex_unlock(&kvod_catalog_lock);
-		kvod_movie_put(movie);
-		return -EEXIST;
-	}
-	hash_add_rcu(kvod_movies, &movie->hnode, name_hash(name));
-	kvod_nr_movies++;
-	mutex_unlock(&kvod_catalog_lock);
-
+	ret = catalog_insert(movie);
+	if (ret)
+		return ret;
 	pr_info("movie %s: %llu bytes in %u chunks\n", movie->name,
 		movie->length, movie->nr_chunks);
+	return 0;
+}
+
+/**
+ * kvod_catalog_live_create() - create and register a live channel
+ * @req: the request from userspace
+ *
+ * Return: 0, or a negative errno as documented in uapi/linux/kvod.h.
+ */
+int kvod_catalog_live_create(const struct kvod_live_create *req)
+{
+	struct kvod_movie *movie;
+	int ret;
+
+	if (!kvod_name_valid(req->name))
+		return -EINVAL;
+	if (catalog_has(req->name))
+		return -EEXIST;
+	movie = kvod_live_create(req, resident_cap());
+	if (IS_ERR(movie))
+		return PTR_ERR(movie);
+	ret = catalog_insert(movie);
+	if (ret)
+		return ret;
+	pr_info("live channel %s: %u chunks of %u bytes\n", movie->name,
+		req->nr_chunks, req->chunk_size);
 	return 0;
 }
 
@@ -174,7 +211,10 @@ int kvod_catalog_del(const char *name)
 
 	if (!movie)
 		return -ENOENT;
-	pr_info("movie %s: deleted\n", name);
+	if (movie->live)
+		kvod_live_end(movie->live);
+	pr_info("%s %s: deleted\n", movie->live ? "live channel" : "movie",
+		name);
 	kvod_movie_put(movie);
 	return 0;
 }
@@ -231,7 +271,7 @@ void kvod_movie_close(struct kvod_movie *movie)
 	kvod_movie_put(movie);
 }
 
-static void movie_fill_info(const struct kvod_movie *movie,
+static void movie_fill_info(struct kvod_movie *movie,
 			    struct kvod_movie_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -243,6 +283,8 @@ static void movie_fill_info(const struct kvod_movie *movie,
 	info->chunks = movie->nr_chunks;
 	info->active_clients = atomic_read(&movie->active_clients);
 	info->bytes_served = atomic64_read(&movie->bytes_served);
+	if (movie->live)
+		kvod_live_fill_info(movie->live, info);
 }
 
 /**

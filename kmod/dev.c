@@ -45,7 +45,18 @@ KVOD_ASSERT_ABI(struct kvod_listener_info, KVOD_LISTENER_INFO_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_push_start, KVOD_PUSH_START_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_push_ref, KVOD_PUSH_REF_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_push_info, KVOD_PUSH_INFO_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_live_create, KVOD_LIVE_CREATE_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_live_feed, KVOD_LIVE_FEED_SIZE_VER0);
 static_assert(sizeof(struct kvod_sockaddr) == 24);
+
+/*
+ * LIVE_FEED's argument and, past what userspace sees, the file its
+ * handler made: the fd is installed only once the struct was copied out.
+ */
+struct kvod_ioc_feed {
+	struct kvod_live_feed uapi;
+	struct file *file;
+};
 
 union kvod_ioctl_arg {
 	struct kvod_ioctl_head head;
@@ -57,6 +68,8 @@ union kvod_ioctl_arg {
 	struct kvod_listen listen;
 	struct kvod_push_start push;
 	struct kvod_push_ref push_ref;
+	struct kvod_live_create live_create;
+	struct kvod_ioc_feed feed;
 };
 
 static bool zeroed(const void *p, size_t len)
@@ -94,7 +107,7 @@ static int ioc_movie_info(union kvod_ioctl_arg *arg)
 	char name[KVOD_NAME_MAX];
 
 	/* Output fields are ignored on input, so a struct can be reused. */
-	if (!zeroed(info->reserved, sizeof(info->reserved)))
+	if (info->live_reserved)
 		return -EINVAL;
 	memcpy(name, info->name, sizeof(name));
 	return kvod_catalog_info(name, info);
@@ -228,6 +241,54 @@ static int ioc_push_list(union kvod_ioctl_arg *arg)
 	return ret ?: list_finish(&arg->list, infos, sizeof(*infos), nr);
 }
 
+static int ioc_live_create(union kvod_ioctl_arg *arg)
+{
+	return kvod_catalog_live_create(&arg->live_create);
+}
+
+/* Reserve an fd and make the feed file; ioc_live_feed_commit() joins them. */
+static int ioc_live_feed(union kvod_ioctl_arg *arg)
+{
+	struct kvod_live_feed *req = &arg->feed.uapi;
+	struct kvod_movie *movie;
+	struct file *file;
+	int fd;
+
+	if (req->reserved0 || !zeroed(req->reserved, sizeof(req->reserved)))
+		return -EINVAL;
+	if (!kvod_name_valid(req->name))
+		return -EINVAL;
+	movie = kvod_movie_get(req->name);
+	if (!movie)
+		return -ENOENT;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		kvod_movie_put(movie);
+		return fd;
+	}
+	file = kvod_live_feed(movie);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		kvod_movie_put(movie);
+		return PTR_ERR(file);
+	}
+	req->fd = fd;
+	arg->feed.file = file;
+	return 0;
+}
+
+static void ioc_live_feed_commit(union kvod_ioctl_arg *arg)
+{
+	fd_install(arg->feed.uapi.fd, arg->feed.file);
+}
+
+/* The fd never reached the caller: give it back and drop the file. */
+static void ioc_live_feed_undo(union kvod_ioctl_arg *arg)
+{
+	put_unused_fd(arg->feed.uapi.fd);
+	fput(arg->feed.file);
+}
+
 static int ioc_stats(union kvod_ioctl_arg *arg)
 {
 	struct kvod_stats *st = &arg->stats;
@@ -247,12 +308,17 @@ struct kvod_ioctl {
 	int (*fn)(union kvod_ioctl_arg *arg);
 	/* Undoes a done @fn whose result could not be copied out, if set. */
 	void (*undo)(union kvod_ioctl_arg *arg);
+	/* Finishes a done @fn once its result was copied out, if set. */
+	void (*commit)(union kvod_ioctl_arg *arg);
 };
 
-#define KVOD_IOCTL_UNDO(_cmd, _type, _ver0, _change, _out, _fn, _undo)	\
+#define KVOD_IOCTL_FULL(_cmd, _type, _ver0, _change, _out, _fn, _undo,	\
+			_commit)					\
 	{ .cmd = (_cmd), .ksize = sizeof(_type), .ver0 = (_ver0),	\
 	  .change = (_change), .copy_out = (_out), .fn = (_fn),	\
-	  .undo = (_undo) }
+	  .undo = (_undo), .commit = (_commit) }
+#define KVOD_IOCTL_UNDO(_cmd, _type, _ver0, _change, _out, _fn, _undo)	\
+	KVOD_IOCTL_FULL(_cmd, _type, _ver0, _change, _out, _fn, _undo, NULL)
 #define KVOD_IOCTL(_cmd, _type, _ver0, _change, _out, _fn)		\
 	KVOD_IOCTL_UNDO(_cmd, _type, _ver0, _change, _out, _fn, NULL)
 
@@ -280,6 +346,11 @@ static const struct kvod_ioctl kvod_ioctls[] = {
 		   KVOD_PUSH_REF_SIZE_VER0, true, false, ioc_push_stop),
 	KVOD_IOCTL(KVOD_IOC_PUSH_LIST, struct kvod_movie_list,
 		   KVOD_MOVIE_LIST_SIZE_VER0, false, true, ioc_push_list),
+	KVOD_IOCTL(KVOD_IOC_LIVE_CREATE, struct kvod_live_create,
+		   KVOD_LIVE_CREATE_SIZE_VER0, true, false, ioc_live_create),
+	KVOD_IOCTL_FULL(KVOD_IOC_LIVE_FEED, struct kvod_live_feed,
+			KVOD_LIVE_FEED_SIZE_VER0, true, true, ioc_live_feed,
+			ioc_live_feed_undo, ioc_live_feed_commit),
 };
 
 /* Match on type, number and direction; @size in the struct rules. */
@@ -339,6 +410,8 @@ static long kvod_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 			ioc->undo(&arg);
 		return -EFAULT;
 	}
+	if (ioc->commit)
+		ioc->commit(&arg);
 	return 0;
 }
 

@@ -175,7 +175,7 @@ static void conn_release(struct kref *ref)
 }
 
 /* Queue the work with a reference of its own. Any context. */
-static void conn_queue(struct http_conn *conn)
+void kvod_http_conn_queue(struct http_conn *conn)
 {
 	kref_get(&conn->ref);
 	if (!queue_work(conn->srv->wq, &conn->work))
@@ -195,7 +195,7 @@ static void conn_wake(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	conn = sk->sk_user_data;
 	if (conn)
-		conn_queue(conn);
+		kvod_http_conn_queue(conn);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
@@ -221,7 +221,7 @@ static void conn_write_space(struct sock *sk)
 	if (conn && sk_stream_is_writeable(sk) &&
 	    (!test_bit(HTTP_CONN_DRAIN, &conn->flags) || sock_delivered(sk))) {
 		clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		conn_queue(conn);
+		kvod_http_conn_queue(conn);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
@@ -230,7 +230,7 @@ static void conn_timer(struct timer_list *t)
 {
 	struct http_conn *conn = from_timer(conn, t, timer);
 
-	conn_queue(conn);
+	kvod_http_conn_queue(conn);
 }
 
 static void conn_set_phase(struct http_conn *conn, enum http_phase phase)
@@ -529,6 +529,12 @@ static int conn_timeout(struct http_conn *conn)
 		conn_set_phase(conn, HTTP_PH_SEND);
 		return STEP_AGAIN;
 	}
+	/* A live response waiting for its writer is not stalled. */
+	if (conn->state == HTTP_SEND && conn->phase == HTTP_PH_SEND &&
+	    conn->tx.live.waiting) {
+		conn_set_phase(conn, HTTP_PH_SEND);
+		return STEP_AGAIN;
+	}
 	kvod_lc_inc(l, KVOD_LC_TIMEOUTS);
 	if (conn->phase == HTTP_PH_SEND)
 		return STEP_ABORT;
@@ -578,7 +584,7 @@ static void conn_run(struct http_conn *conn)
 	if (ret == STEP_ABORT)
 		conn_close(conn, true);
 	else if (ret == STEP_YIELD || ret == STEP_AGAIN)
-		conn_queue(conn);
+		kvod_http_conn_queue(conn);
 }
 
 static void conn_work(struct work_struct *work)
@@ -636,7 +642,7 @@ static void child_sock_reset(struct http_server *srv, struct socket *sock)
 /*
  * Runs in the accept work, which http_stop() cancels before it aborts
  * connections: nothing else can queue this connection's work before
- * conn_queue() below, and its first run sets it up (conn_begin()).
+ * kvod_http_conn_queue() below, and its first run sets it up (conn_begin()).
  */
 static void conn_start(struct http_server *srv, struct socket *sock)
 {
@@ -671,7 +677,7 @@ static void conn_start(struct http_server *srv, struct socket *sock)
 	kvod_lc_inc(srv->l, KVOD_LC_ACTIVE);
 	if (ret)
 		kvod_lc_inc(srv->l, KVOD_LC_REFUSED);
-	conn_queue(conn);
+	kvod_http_conn_queue(conn);
 	return;
 
 err_refused:

@@ -12,6 +12,7 @@
 #include <linux/socket.h>
 #include <linux/timer.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "http_parse.h"
@@ -19,6 +20,11 @@
 
 /* Longest response header we build; ours are well under half of it. */
 #define HTTP_RESP_MAX		512
+
+/* sendmsg() calls per run of a connection's work, so that one fast client
+ * cannot hold a worker while others wait.
+ */
+#define HTTP_SEND_CALLS		8
 
 /* The phases a connection's one timer can be armed for. */
 enum http_phase {
@@ -42,6 +48,40 @@ enum http_state {
 struct http_server;
 
 /**
+ * struct http_live_tx - the body of a response from a live channel
+ * @wait: on the channel's wait queue while the response has a body: a
+ *	completed chunk, or the channel's end, queues the connection's work
+ * @page: the chunk being sent, held (kvod_live_take()); NULL between chunks
+ * @seq: that chunk, or the next one wanted
+ * @len: its bytes
+ * @off: its bytes TCP took so far
+ * @frame: chunked coding to send before the chunk's bytes: the CRLF that
+ *	ends the previous chunk, the size line; or the last chunk
+ * @frame_len: bytes in @frame
+ * @frame_sent: bytes of @frame TCP took so far
+ * @chunked: Transfer-Encoding: chunked (HTTP/1.1); else the body ends
+ *	when the connection closes (HTTP/1.0)
+ * @started: a chunk went out, so the next size line needs a CRLF first
+ * @ending: @frame holds the last chunk: the body is done once it is sent
+ * @waiting: the last attempt found TCP had everything and no chunk was
+ *	ready: the send timeout waits for the writer, it does not expire
+ */
+struct http_live_tx {
+	struct wait_queue_entry wait;
+	struct page *page;
+	u64 seq;
+	u32 len;
+	u32 off;
+	char frame[24];
+	u8 frame_len;
+	u8 frame_sent;
+	bool chunked;
+	bool started;
+	bool ending;
+	bool waiting;
+};
+
+/**
  * struct http_tx - the response being sent
  * @hdr: status line and header fields
  * @hdr_len: bytes in @hdr
@@ -51,6 +91,8 @@ struct http_server;
  * @end: movie offset one past the last byte to send
  * @status: the status code, for counters
  * @close: close the connection once the response is out
+ * @live: the body's state when @movie is a live channel (http_live.c);
+ *	@pos then counts the body's bytes and @end is unused
  */
 struct http_tx {
 	char hdr[HTTP_RESP_MAX];
@@ -61,6 +103,7 @@ struct http_tx {
 	u64 end;
 	u16 status;
 	bool close;
+	struct http_live_tx live;
 };
 
 /**
@@ -121,6 +164,12 @@ struct http_conn {
 
 /* http.c */
 struct kvod_listener *kvod_http_listener(const struct http_conn *conn);
+void kvod_http_conn_queue(struct http_conn *conn);
+
+/* http_live.c */
+void kvod_http_live_begin(struct http_conn *conn, bool http10);
+int kvod_http_live_send(struct http_conn *conn);
+void kvod_http_live_done(struct http_conn *conn);
 
 /* http_send.c */
 void kvod_http_respond(struct http_conn *conn, const struct http_request *req);

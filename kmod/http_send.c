@@ -29,10 +29,6 @@
 /* Fragments and bytes per sendmsg(); the TCP send buffer usually binds first. */
 #define HTTP_SEND_SEGS		16
 #define HTTP_SEND_BYTES		(4U << 20)
-/* sendmsg() calls per run of a connection's work, so that one fast client
- * cannot hold a worker while others wait.
- */
-#define HTTP_SEND_CALLS		8
 
 static const char *reason(u16 status)
 {
@@ -174,6 +170,33 @@ static u16 resolve_range(const struct http_request *req, u64 length,
 	}
 }
 
+/*
+ * A live channel: 200 whatever the Range (RFC 9110 lets a server ignore
+ * it, and there is no fixed representation to take a range of), and a
+ * body without end: chunked for HTTP/1.1, up to the close for HTTP/1.0.
+ */
+static void respond_live(struct http_conn *conn,
+			 const struct http_request *req,
+			 struct kvod_movie *movie)
+{
+	bool head = req->method == HTTP_HEAD;
+	struct http_tx *tx = &conn->tx;
+
+	hdr_start(conn, 200, req->close || req->http10);
+	hdr_add(tx, "Content-Type: %s\r\nAccept-Ranges: none\r\nCache-Control: no-store\r\n",
+		kvod_live_ts(movie->live) ? "video/mp2t" :
+		content_type(movie->name));
+	if (!req->http10)
+		hdr_add(tx, "Transfer-Encoding: chunked\r\n");
+	hdr_end(tx, req->http10);
+	if (head) {
+		kvod_movie_close(movie);
+		return;
+	}
+	tx->movie = movie;
+	kvod_http_live_begin(conn, req->http10);
+}
+
 /**
  * kvod_http_respond() - build the response to a parsed request
  * @conn: the connection; conn->tx is free
@@ -196,6 +219,10 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 	movie = req->name[0] ? kvod_movie_open(req->name) : NULL;
 	if (!movie) {
 		respond_error(conn, 404, head, req->http10, req->close);
+		return;
+	}
+	if (movie->live) {
+		respond_live(conn, req, movie);
 		return;
 	}
 
@@ -232,6 +259,8 @@ void kvod_http_tx_done(struct http_conn *conn)
 {
 	struct http_tx *tx = &conn->tx;
 
+	if (tx->movie && tx->movie->live)
+		kvod_http_live_done(conn);
 	kvod_movie_close(tx->movie);
 	tx->movie = NULL;
 }
@@ -308,5 +337,7 @@ int kvod_http_send(struct http_conn *conn)
 
 	if (ret || !conn->tx.movie)
 		return ret;
+	if (conn->tx.movie->live)
+		return kvod_http_live_send(conn);
 	return send_body(conn);
 }

@@ -34,8 +34,10 @@
 
 struct bio_vec;
 struct file;
+struct kvod_live;
 struct net;
 struct page;
+struct wait_queue_entry;
 
 /* Largest chunk: 2 MiB, one PMD-sized compound page on x86-64. */
 #define KVOD_CHUNK_MAX_ORDER	9
@@ -69,6 +71,8 @@ struct kvod_chunk {
  * @chunks: the memory, in movie order; immutable after ADD
  * @active_clients: readers currently attached
  * @bytes_served: bytes handed to clients
+ * @live: a live channel's ring (live.c), NULL for a movie; immutable. A
+ *	channel has no @chunks, and @length stays 0.
  */
 struct kvod_movie {
 	struct kref ref;
@@ -82,6 +86,7 @@ struct kvod_movie {
 	struct kvod_chunk *chunks;
 	atomic_t active_clients;
 	atomic64_t bytes_served;
+	struct kvod_live *live;
 };
 
 struct kvod_listener;
@@ -159,6 +164,8 @@ void kvod_debugfs_init(void);
 void kvod_debugfs_exit(void);
 
 /* movie.c */
+struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
+				    u64 bitrate, u64 cap);
 struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 				   u64 length, u64 bitrate, u64 cap);
 void kvod_movie_put(struct kvod_movie *movie);
@@ -169,11 +176,26 @@ size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
 u64 kvod_resident_bytes(void);
 unsigned int kvod_movies_alive(void);
 
+/* live.c */
+struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
+				    u64 cap);
+void kvod_live_free(struct kvod_live *ch);
+void kvod_live_end(struct kvod_live *ch);
+struct file *kvod_live_feed(struct kvod_movie *movie);
+void kvod_live_fill_info(struct kvod_live *ch, struct kvod_movie_info *info);
+bool kvod_live_ts(const struct kvod_live *ch);
+u64 kvod_live_newest(struct kvod_live *ch);
+int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
+		   u32 *len);
+void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait);
+void kvod_live_unwatch(struct kvod_live *ch, struct wait_queue_entry *wait);
+
 /* catalog.c */
 int kvod_catalog_init(void);
 void kvod_catalog_exit(void);
 bool kvod_name_valid(const char name[KVOD_NAME_MAX]);
 int kvod_catalog_add(const char *name, struct file *file, u64 bitrate);
+int kvod_catalog_live_create(const struct kvod_live_create *req);
 int kvod_catalog_del(const char *name);
 int kvod_catalog_info(const char *name, struct kvod_movie_info *info);
 int kvod_catalog_list(struct kvod_movie_info **infos, u32 *nr);

@@ -26,7 +26,7 @@
 #include "kvod.h"
 
 static atomic64_t kvod_resident = ATOMIC64_INIT(0);
-static atomic_t kvod_live_movies = ATOMIC_INIT(0);
+static atomic_t kvod_movies_allocated = ATOMIC_INIT(0);
 
 u64 kvod_resident_bytes(void)
 {
@@ -35,7 +35,7 @@ u64 kvod_resident_bytes(void)
 
 unsigned int kvod_movies_alive(void)
 {
-	return atomic_read(&kvod_live_movies);
+	return atomic_read(&kvod_movies_allocated);
 }
 
 /* Take @bytes out of the budget, or fail with -ENOSPC if it would exceed @cap. */
@@ -174,6 +174,41 @@ static int chunk_read(struct file *file, struct kvod_chunk *c, loff_t *pos)
 }
 
 /**
+ * kvod_movie_alloc() - reserve memory for a movie or channel and set it up
+ * @name: valid name
+ * @resident: bytes of memory it will hold
+ * @bitrate: nominal bits/s
+ * @cap: resident-bytes cap to reserve against
+ *
+ * The caller fills in the memory (movie chunks, or the live ring); on
+ * failure it just drops the reference: the release handles a half-built
+ * movie and returns the reservation.
+ *
+ * Return: a movie with one reference, or an ERR_PTR.
+ */
+struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
+				    u64 bitrate, u64 cap)
+{
+	struct kvod_movie *movie;
+	int ret;
+
+	ret = resident_reserve(resident, cap);
+	if (ret)
+		return ERR_PTR(ret);
+	movie = kzalloc(sizeof(*movie), GFP_KERNEL);
+	if (!movie) {
+		resident_release(resident);
+		return ERR_PTR(-ENOMEM);
+	}
+	kref_init(&movie->ref);
+	strscpy(movie->name, name, sizeof(movie->name));
+	movie->bitrate = bitrate;
+	movie->resident = resident;
+	atomic_inc(&kvod_movies_allocated);
+	return movie;
+}
+
+/**
  * kvod_movie_load() - make a movie resident from a file
  * @name: valid movie name
  * @file: a readable regular file of @length bytes
@@ -192,41 +227,26 @@ struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 {
 	struct kvod_movie *movie;
 	loff_t pos = 0;
-	u64 resident = PAGE_ALIGN(length);
 	u32 i;
 	int ret;
 
-	ret = resident_reserve(resident, cap);
-	if (ret)
-		return ERR_PTR(ret);
-
-	movie = kzalloc(sizeof(*movie), GFP_KERNEL);
-	if (!movie) {
-		ret = -ENOMEM;
-		goto err_unreserve;
-	}
-	kref_init(&movie->ref);
-	strscpy(movie->name, name, sizeof(movie->name));
+	movie = kvod_movie_alloc(name, PAGE_ALIGN(length), bitrate, cap);
+	if (IS_ERR(movie))
+		return movie;
 	movie->length = length;
-	movie->bitrate = bitrate;
-	movie->resident = resident;
 
 	ret = movie_alloc_chunks(movie);
 	if (ret)
-		goto err_free;
+		goto err_put;
 	for (i = 0; i < movie->nr_chunks; i++) {
 		ret = chunk_read(file, &movie->chunks[i], &pos);
 		if (ret)
-			goto err_free;
+			goto err_put;
 	}
-	atomic_inc(&kvod_live_movies);
 	return movie;
 
-err_free:
-	movie_free_chunks(movie);
-	kfree(movie);
-err_unreserve:
-	resident_release(resident);
+err_put:
+	kvod_movie_put(movie);
 	return ERR_PTR(ret);
 }
 
@@ -236,9 +256,11 @@ static void movie_release(struct kref *ref)
 
 	pr_debug("movie %s: freeing %llu bytes\n", movie->name,
 		 movie->resident);
+	if (movie->live)
+		kvod_live_free(movie->live);
 	movie_free_chunks(movie);
 	resident_release(movie->resident);
-	atomic_dec(&kvod_live_movies);
+	atomic_dec(&kvod_movies_allocated);
 	kfree_rcu(movie, rcu);
 }
 

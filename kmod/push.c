@@ -444,6 +444,10 @@ static int push_setup(struct kvod_push *p, const struct kvod_push_start *req)
 	p->movie = kvod_movie_open(req->name);
 	if (!p->movie)
 		return -ENOENT;
+	if (p->movie->live) {	/* no live push yet */
+		kvod_movie_close(p->movie);
+		return -EOPNOTSUPP;
+	}
 	p->rate = req->rate ?: p->movie->bitrate;
 	if (p->rate < PUSH_RATE_MIN || p->rate > PUSH_RATE_MAX ||
 	    p->movie->length < PUSH_TS_PACKET) {

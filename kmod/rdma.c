@@ -125,6 +125,7 @@ void kvod_rdma_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
 		[KVOD_RDMA_BAD_REQUEST] = KVOD_LC_REJ_BAD_REQUEST,
 		[KVOD_RDMA_NO_RESOURCES] = KVOD_LC_REFUSED,
 		[KVOD_RDMA_ADDR_BUSY] = KVOD_LC_REJ_BUSY,
+		[KVOD_RDMA_NOT_MOVIE] = KVOD_LC_REJ_NOT_FOUND,
 	};
 	struct kvod_rdma_reply reply = {
 		.magic = cpu_to_be32(KVOD_RDMA_MAGIC),
@@ -243,6 +244,10 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	movie = kvod_movie_open(name);
 	if (!movie)
 		return conn_reject(rl, id, KVOD_RDMA_NOT_FOUND);
+	if (movie->live) {
+		kvod_movie_close(movie);
+		return conn_reject(rl, id, KVOD_RDMA_NOT_MOVIE);
+	}
 	conn = kvod_rdma_conn_create(rl, id, &ev->param.conn, movie);
 	if (IS_ERR(conn))
 		return conn_reject(rl, id, kvod_rdma_status(PTR_ERR(conn)));

@@ -9,6 +9,7 @@
 #include "kvodctl.h"
 #include "lib/rate.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@ enum {
 	VAL_LOOP,
 	VAL_WINDOW,
 	VAL_TAI,
+	VAL_CHUNK,
+	VAL_CHUNKS,
+	VAL_RAW,
 };
 
 struct opt_def {
@@ -37,6 +41,9 @@ static const struct opt_def opt_defs[] = {
 	{ OPT_PUSH,	{ "loop", no_argument, NULL, VAL_LOOP } },
 	{ OPT_PUSH,	{ "window", required_argument, NULL, VAL_WINDOW } },
 	{ OPT_PUSH,	{ "tai", no_argument, NULL, VAL_TAI } },
+	{ OPT_LIVE,	{ "chunk", required_argument, NULL, VAL_CHUNK } },
+	{ OPT_LIVE,	{ "chunks", required_argument, NULL, VAL_CHUNKS } },
+	{ OPT_LIVE,	{ "raw", no_argument, NULL, VAL_RAW } },
 };
 
 #define NR_OPT_DEFS	ARRAY_SIZE(opt_defs)
@@ -86,6 +93,22 @@ static int parse_window(const char *s, __u32 *ms)
 	return 0;
 }
 
+/* A decimal number in [@min, @max]. */
+static int parse_u32(const char *s, __u32 min, __u32 max, __u32 *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*end || errno || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 		      struct kvodctl_args *a)
 {
@@ -125,6 +148,25 @@ static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 				err_msg("invalid window '%s' (1..2000 ms)", optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case VAL_CHUNK:
+			if (parse_u32(optarg, 188, KVOD_LIVE_CHUNK_MAX,
+				      &a->chunk_size)) {
+				err_msg("invalid chunk size '%s' (188..%u bytes)",
+					optarg, KVOD_LIVE_CHUNK_MAX);
+				return EXIT_USAGE;
+			}
+			break;
+		case VAL_CHUNKS:
+			if (parse_u32(optarg, KVOD_LIVE_CHUNKS_MIN,
+				      KVOD_LIVE_CHUNKS_MAX, &a->nr_chunks)) {
+				err_msg("invalid chunk count '%s' (%u..%u)", optarg,
+					KVOD_LIVE_CHUNKS_MIN, KVOD_LIVE_CHUNKS_MAX);
+				return EXIT_USAGE;
+			}
+			break;
+		case VAL_RAW:
+			a->raw = true;
 			break;
 		default:
 			return bad_option(c->name, ret, argv);

@@ -133,8 +133,16 @@ static void list_json(const struct snapshot *s)
 	json_init(&j, stdout);
 	json_obj_begin(&j, NULL);
 	json_arr_begin(&j, "movies");
-	for (i = 0; i < s->nr_movies; i++)
-		show_movie_json(&j, NULL, &s->movies[i]);
+	for (i = 0; i < s->nr_movies; i++) {
+		if (s->movies[i].kind != KVOD_KIND_LIVE)
+			show_movie_json(&j, NULL, &s->movies[i]);
+	}
+	json_arr_end(&j);
+	json_arr_begin(&j, "live");
+	for (i = 0; i < s->nr_movies; i++) {
+		if (s->movies[i].kind == KVOD_KIND_LIVE)
+			show_movie_json(&j, NULL, &s->movies[i]);
+	}
 	json_arr_end(&j);
 	show_stats_json(&j, "stats", &s->stats);
 	show_listeners_json(&j, "listeners", s->listeners, s->nr_listeners);
@@ -145,7 +153,15 @@ static void list_json(const struct snapshot *s)
 
 static void list_text(const struct snapshot *s)
 {
+	size_t i, live = 0;
+
+	for (i = 0; i < s->nr_movies; i++)
+		live += s->movies[i].kind == KVOD_KIND_LIVE;
 	show_movie_table(s->movies, s->nr_movies);
+	if (live) {
+		putchar('\n');
+		show_live_table(s->movies, s->nr_movies);
+	}
 	if (s->nr_listeners) {
 		putchar('\n');
 		show_listener_table(s->listeners, s->nr_listeners);
@@ -158,7 +174,8 @@ static void list_text(const struct snapshot *s)
 
 /*
  * list [--json]: as text, the movie table, then (only if there are any) an
- * empty line and the listener table, and an empty line and the pushes.
+ * empty line and the live channels, an empty line and the listener table,
+ * and an empty line and the pushes.
  */
 int cmd_list(const struct kvodctl_args *a)
 {

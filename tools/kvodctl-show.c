@@ -29,7 +29,7 @@ static const struct field movie_fields[] = {
 #define MOVIE_NUMS	ARRAY_SIZE(movie_fields)
 
 /* @m's numbers, in the order of movie_fields[]. */
-static void movie_nums(const struct kvod_movie_info *m, __u64 v[MOVIE_NUMS])
+static void movie_nums(const struct kvod_movie_info *m, __u64 *v)
 {
 	v[0] = m->length;
 	v[1] = m->bitrate;
@@ -37,6 +37,57 @@ static void movie_nums(const struct kvod_movie_info *m, __u64 v[MOVIE_NUMS])
 	v[3] = m->chunks;
 	v[4] = m->active_clients;
 	v[5] = m->bytes_served;
+}
+
+static const struct field live_fields[] = {
+	{ "written",		"WRITTEN" },
+	{ "chunks_done",	"DONE" },
+	{ "chunk_size",		"CHUNK" },
+	{ "chunks",		"RING" },
+	{ "resident",		"RESIDENT" },
+	{ "bitrate",		"BITRATE" },
+	{ "writer",		"WRITER" },
+	{ "active_clients",	"CLIENTS" },
+	{ "overruns",		"OVERRUNS" },
+	{ "bytes_served",	"SERVED" },
+};
+
+#define LIVE_NUMS	ARRAY_SIZE(live_fields)
+
+/* A live channel's numbers, in the order of live_fields[]. */
+static void live_nums(const struct kvod_movie_info *m, __u64 *v)
+{
+	v[0] = m->length;
+	v[1] = m->live_seq;
+	v[2] = m->live_chunk_size;
+	v[3] = m->chunks;
+	v[4] = m->resident;
+	v[5] = m->bitrate;
+	v[6] = !!(m->live_opts & KVOD_LIVE_WRITER);
+	v[7] = m->active_clients;
+	v[8] = m->live_overruns;
+	v[9] = m->bytes_served;
+}
+
+/* Which fields an entry of the catalog prints, by its kind. */
+struct kind_view {
+	const struct field *f;
+	size_t n;
+	void (*nums)(const struct kvod_movie_info *m, __u64 *v);
+};
+
+#define MAX_NUMS	LIVE_NUMS
+
+static const struct kind_view movie_view = {
+	movie_fields, MOVIE_NUMS, movie_nums
+};
+static const struct kind_view live_view = {
+	live_fields, LIVE_NUMS, live_nums
+};
+
+static const struct kind_view *view_of(const struct kvod_movie_info *m)
+{
+	return m->kind == KVOD_KIND_LIVE ? &live_view : &movie_view;
 }
 
 static const struct field stats_fields[] = {
@@ -80,22 +131,26 @@ static void json_nums(struct json *j, const struct field *f, const __u64 *v,
 
 void show_movie_kv(const struct kvod_movie_info *m)
 {
-	__u64 v[MOVIE_NUMS];
+	const struct kind_view *kv = view_of(m);
+	__u64 v[MAX_NUMS];
 
-	movie_nums(m, v);
+	kv->nums(m, v);
 	printf("name: %.*s\n", name_len(m), m->name);
-	kv_nums(movie_fields, v, MOVIE_NUMS);
+	if (m->kind == KVOD_KIND_LIVE)
+		printf("kind: live\n");
+	kv_nums(kv->f, v, kv->n);
 }
 
 void show_movie_json(struct json *j, const char *key,
 		     const struct kvod_movie_info *m)
 {
-	__u64 v[MOVIE_NUMS];
+	const struct kind_view *kv = view_of(m);
+	__u64 v[MAX_NUMS];
 
-	movie_nums(m, v);
+	kv->nums(m, v);
 	json_obj_begin(j, key);
 	json_str(j, "name", m->name, name_len(m));
-	json_nums(j, movie_fields, v, MOVIE_NUMS);
+	json_nums(j, kv->f, v, kv->n);
 	json_obj_end(j);
 }
 
@@ -104,47 +159,68 @@ static int max_int(int a, int b)
 	return a > b ? a : b;
 }
 
-/* Column widths: w[0] for the name, w[1 + i] for movie_fields[i]. */
-static void movie_widths(const struct kvod_movie_info *m, size_t n,
-			 int w[1 + MOVIE_NUMS])
+/*
+ * Column widths of the entries of @m of @kv's kind: w[0] for the name,
+ * w[1 + i] for field i.
+ */
+static void table_widths(const struct kind_view *kv,
+			 const struct kvod_movie_info *m, size_t n,
+			 int w[1 + MAX_NUMS])
 {
-	__u64 v[MOVIE_NUMS];
+	__u64 v[MAX_NUMS];
 	size_t i, k;
 	int len;
 
 	w[0] = strlen("NAME");
-	for (k = 0; k < MOVIE_NUMS; k++)
-		w[1 + k] = strlen(movie_fields[k].head);
+	for (k = 0; k < kv->n; k++)
+		w[1 + k] = strlen(kv->f[k].head);
 	for (i = 0; i < n; i++) {
-		movie_nums(&m[i], v);
+		if (view_of(&m[i]) != kv)
+			continue;
+		kv->nums(&m[i], v);
 		w[0] = max_int(w[0], name_len(&m[i]));
-		for (k = 0; k < MOVIE_NUMS; k++) {
+		for (k = 0; k < kv->n; k++) {
 			len = snprintf(NULL, 0, "%llu", v[k]);
 			w[1 + k] = max_int(w[1 + k], len);
 		}
 	}
 }
 
-/* A heading line, then one line per movie; columns are blank-separated. */
-void show_movie_table(const struct kvod_movie_info *m, size_t n)
+/* A heading line, then a line per entry of @kv's kind in @m. */
+static void show_table(const struct kind_view *kv,
+		       const struct kvod_movie_info *m, size_t n)
 {
-	int w[1 + MOVIE_NUMS];
-	__u64 v[MOVIE_NUMS];
+	int w[1 + MAX_NUMS];
+	__u64 v[MAX_NUMS];
 	size_t i, k;
 
-	movie_widths(m, n, w);
+	table_widths(kv, m, n, w);
 	printf("%-*s", w[0], "NAME");
-	for (k = 0; k < MOVIE_NUMS; k++)
-		printf("  %*s", w[1 + k], movie_fields[k].head);
+	for (k = 0; k < kv->n; k++)
+		printf("  %*s", w[1 + k], kv->f[k].head);
 	putchar('\n');
 
 	for (i = 0; i < n; i++) {
-		movie_nums(&m[i], v);
+		if (view_of(&m[i]) != kv)
+			continue;
+		kv->nums(&m[i], v);
 		printf("%-*.*s", w[0], name_len(&m[i]), m[i].name);
-		for (k = 0; k < MOVIE_NUMS; k++)
+		for (k = 0; k < kv->n; k++)
 			printf("  %*llu", w[1 + k], v[k]);
 		putchar('\n');
 	}
+}
+
+/* The movies of the catalog snapshot @m; live channels are left out. */
+void show_movie_table(const struct kvod_movie_info *m, size_t n)
+{
+	show_table(&movie_view, m, n);
+}
+
+/* The live channels of the catalog snapshot @m. */
+void show_live_table(const struct kvod_movie_info *m, size_t n)
+{
+	show_table(&live_view, m, n);
 }
 
 void show_stats_kv(const struct kvod_stats *st)

@@ -31,6 +31,8 @@ static const struct kvodctl_cmd cmds[] = {
 	{ "unlisten",	cmd_unlisten,	0,		listen_args },
 	{ "push",	cmd_push,	OPT_PUSH,	push_args },
 	{ "stop",	cmd_stop,	0,		id_arg },
+	{ "live create", cmd_live_create, OPT_LIVE | OPT_BITRATE, name_arg },
+	{ "live feed",	cmd_live_feed,	0,		name_arg },
 };
 
 void usage(FILE *f)
@@ -50,6 +52,10 @@ void usage(FILE *f)
 	      "       [--rate RATE] [--loop]     RTP (MPEG-TS); prints the push's id\n"
 	      "       [--window MS] [--tai]\n"
 	      "  stop ID                         stop push ID\n"
+	      "  live create NAME [--chunk SIZE] create live channel NAME, a ring\n"
+	      "       [--chunks N] [--raw]       of N chunks (64) of SIZE bytes\n"
+	      "       [--bitrate RATE]           (65424); del ends it\n"
+	      "  live feed NAME                  copy standard input into it\n"
 	      "  help                            show this help\n"
 	      "\n"
 	      "Options:\n"
@@ -60,6 +66,10 @@ void usage(FILE *f)
 	      "  --loop          push: start over at the end\n"
 	      "  --window MS     push: hand packets over this far ahead (50)\n"
 	      "  --tai           push: stamp departure times in CLOCK_TAI\n"
+	      "  --chunk SIZE    live: bytes per chunk, 188..2097152; a multiple\n"
+	      "                  of 188 (MPEG-TS packets) unless --raw\n"
+	      "  --chunks N      live: chunks in the ring, 2..65536\n"
+	      "  --raw           live: the stream is not MPEG-TS\n"
 	      "  -h, --help      show this help\n"
 	      "  --version       show the version\n"
 	      "\n"
@@ -111,6 +121,7 @@ int main(int argc, char **argv)
 {
 	const struct kvodctl_cmd *c;
 	struct kvodctl_args a;
+	char two[32];
 	int ret;
 
 	if (argc < 2) {
@@ -126,6 +137,17 @@ int main(int argc, char **argv)
 		return finish(0);
 	}
 
+	/* Two-word commands: "live create" is argv[1] and argv[2]. */
+	if (!strcmp(argv[1], "live")) {
+		if (argc < 3 || argv[2][0] == '-') {
+			err_msg("live: missing sub-command (create, feed)");
+			return EXIT_USAGE;
+		}
+		snprintf(two, sizeof(two), "live %s", argv[2]);
+		argv[2] = two;
+		argc--;
+		argv++;
+	}
 	c = find_cmd(argv[1]);
 	if (!c) {
 		err_msg("unknown %s '%s'",

@@ -35,6 +35,7 @@
 #define OPT_JSON	(1U << 0)	/* --json */
 #define OPT_BITRATE	(1U << 1)	/* --bitrate RATE */
 #define OPT_PUSH	(1U << 2)	/* --rate RATE --loop --window MS --tai */
+#define OPT_LIVE	(1U << 3)	/* --chunk SIZE --chunks N --raw */
 
 struct kvodctl_args;
 
@@ -59,6 +60,9 @@ struct kvodctl_args {
 	__u32 window_ms;	/* push: 0 if not given */
 	bool loop;		/* push */
 	bool tai;		/* push */
+	__u32 chunk_size;	/* live create: 0 if not given */
+	__u32 nr_chunks;	/* live create: 0 if not given */
+	bool raw;		/* live create: not MPEG-TS */
 };
 
 /* parse_args() returns this when it printed the help: exit 0. */
@@ -100,6 +104,7 @@ void show_movie_kv(const struct kvod_movie_info *m);
 void show_movie_json(struct json *j, const char *key,
 		     const struct kvod_movie_info *m);
 void show_movie_table(const struct kvod_movie_info *v, size_t n);
+void show_live_table(const struct kvod_movie_info *v, size_t n);
 void show_stats_kv(const struct kvod_stats *st);
 void show_stats_json(struct json *j, const char *key,
 		     const struct kvod_stats *st);
@@ -114,6 +119,14 @@ int cmd_del(const struct kvodctl_args *a);
 int cmd_info(const struct kvodctl_args *a);
 int cmd_list(const struct kvodctl_args *a);
 int cmd_stats(const struct kvodctl_args *a);
+
+/* kvodctl-live.c: live channels (live create, live feed) */
+
+#define LIVE_CHUNK_DEFAULT	(348 * 188)	/* 65424 bytes, 16 pages */
+#define LIVE_CHUNKS_DEFAULT	64
+
+int cmd_live_create(const struct kvodctl_args *a);
+int cmd_live_feed(const struct kvodctl_args *a);
 
 /* kvodctl-listen.c: listeners (listen, unlisten; shown by list) */
 

@@ -101,6 +101,7 @@ static int fail_status(const struct kvod_conn *c)
 {
 	if (c->fail == KVOD_FAIL_REJECTED &&
 	    (c->rej_status == KVOD_RDMA_NOT_FOUND ||
+	     c->rej_status == KVOD_RDMA_NOT_MOVIE ||
 	     c->rej_status == KVOD_RDMA_BAD_REQUEST))
 		return 404;
 	/* A name longer than an IB connect request carries: unknown there. */

@@ -33,6 +33,7 @@
 
 #include "kvod_util.h"
 #include "kselftest_harness.h"
+#include "kvod_main.h"
 
 #define SNAP_MAX	64
 #define SNAP_NET_MAX	16	/* listeners and pushes in a snapshot */
@@ -153,7 +154,12 @@ static void expect_info_fresh(struct __test_metadata *_metadata,
 	EXPECT_LE((__u64)mi->chunks, mi->resident / 4096);
 	EXPECT_EQ(0U, mi->active_clients);
 	EXPECT_EQ(0ULL, mi->bytes_served);
-	EXPECT_TRUE(all_zero(mi->reserved, sizeof(mi->reserved)));
+	EXPECT_EQ((__u32)KVOD_KIND_MOVIE, mi->kind);
+	EXPECT_EQ(0U, mi->live_opts);
+	EXPECT_EQ(0U, mi->live_chunk_size);
+	EXPECT_EQ(0U, mi->live_reserved);
+	EXPECT_EQ(0ULL, mi->live_seq);
+	EXPECT_EQ(0ULL, mi->live_overruns);
 }
 
 /* Deletes whatever is registered; 0 or the first error. */
@@ -2275,7 +2281,7 @@ TEST_F(abi, reserved_nonzero)
 		{ K_LIST, offsetof(struct kvod_movie_list, reserved0), 4 },
 		{ K_LIST, offsetof(struct kvod_movie_list, reserved), 16 },
 		/* Output-only, but still reserved: the header's general rule. */
-		{ K_INFO, offsetof(struct kvod_movie_info, reserved), 32 },
+		{ K_INFO, offsetof(struct kvod_movie_info, live_reserved), 4 },
 		{ K_STATS, offsetof(struct kvod_stats, reserved), 64 },
 		{ K_LISTEN, offsetof(struct kvod_listen, reserved0), 4 },
 		{ K_LISTEN, offsetof(struct kvod_listen, reserved), 32 },
@@ -2630,64 +2636,9 @@ TEST_F(module, unload_with_movies)
 
 /* ------------------------------------------------------------------ */
 
-static pid_t main_pid;
-
-static void unload_at_exit(void)
-{
-	int ret;
-
-	if (getpid() != main_pid)
-		return;
-	ret = kvod_module_unload();
-	if (ret) {
-		printf("# rmmod %s: %s\n", KVOD_MODULE, strerror(ret));
-		fflush(stdout);
-		_exit(KSFT_FAIL);
-	}
-}
-
 int main(int argc, char **argv)
 {
-	bool list_only = false;
-	int i, ret;
-
 	page_size = sysconf(_SC_PAGESIZE);
 	kvod_ko_path(ko_path, sizeof(ko_path));
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-l") || !strcmp(argv[i], "-h"))
-			list_only = true;
-	if (list_only || getenv("KVOD_NO_LOAD"))
-		return test_harness_run(argc, argv);
-
-	if (!kvod_in_guest()) {
-		ksft_print_header();
-		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
-	}
-	if (access(ko_path, R_OK)) {
-		ksft_print_header();
-		ksft_exit_skip("%s: %s (build it with make modules)\n",
-			       ko_path, strerror(errno));
-	}
-	/* Start from a fresh module: a leftover one may hold old movies. */
-	if (kvod_module_loaded()) {
-		ret = kvod_module_unload();
-		if (ret) {
-			ksft_print_header();
-			ksft_exit_fail_msg("rmmod stale %s: %s\n",
-					   KVOD_MODULE, strerror(ret));
-		}
-	}
-	/* kvod.ko links against the RDMA core, which insmod does not load. */
-	if (system("modprobe -q -a ib_core rdma_cm")) {
-		ksft_print_header();
-		ksft_exit_fail_msg("modprobe ib_core rdma_cm failed\n");
-	}
-	ret = kvod_module_load(ko_path, "");
-	if (ret) {
-		ksft_print_header();
-		ksft_exit_fail_msg("insmod %s: %s\n", ko_path, strerror(ret));
-	}
-	main_pid = getpid();
-	atexit(unload_at_exit);
-	return test_harness_run(argc, argv);
+	return kvod_harness_main(argc, argv, ko_path);
 }

@@ -28,23 +28,7 @@ size=$(stat -c %s "$TMP/z.ts")
 zc_probes_on tcp_sendmsg
 
 curl -sS -o "$TMP/out" "$URL/z.ts"
-# The control: a copying sender of CONTROL_MIB to a sink.
-"$PY" -S - "$CONTROL_MIB" <<'PY'
-import socket, sys, threading
-srv = socket.socket()
-srv.bind(("127.0.0.1", 0))
-srv.listen(1)
-def sink():
-    c, _ = srv.accept()
-    while c.recv(1 << 20):
-        pass
-t = threading.Thread(target=sink)
-t.start()
-s = socket.create_connection(srv.getsockname())
-s.sendall(b"x" * (int(sys.argv[1]) << 20))
-s.close()
-t.join()
-PY
+zc_tcp_control "$CONTROL_MIB"
 
 read -r sent spliced csent cspliced < <(zc_sums)
 zc_probes_off

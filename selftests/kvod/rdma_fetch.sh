@@ -13,7 +13,7 @@
 . "$(dirname "$0")/rdma_lib.bash"
 
 ktap_header
-ktap_plan 12
+ktap_plan 13
 rdma_test_start
 
 MiB=$((1 << 20))
@@ -88,6 +88,12 @@ rc=$?
 check_eq "DEL: the reader finishes byte-exact" "0 $want" "$rc $(sha256sum <"$RDMA_TMP/slow")"
 check_eq "DEL: new connects are rejected as not found" \
 	"kvod-fetch: small: movie not found" "$nf"
+# A live channel is not served over RDMA (yet): a reject of its own.
+"$KVODCTL" live create tv --chunks 2 || ktap_bail_out "cannot create a channel"
+nf=$("$KVOD_FETCH" "$RDMA_URL/tv" 2>&1 >/dev/null)
+check_eq "a live channel is rejected as such" \
+	"kvod-fetch: tv: a live channel, not served over RDMA" "$nf"
+"$KVODCTL" del tv
 rm -f "$RDMA_TMP/slow" "$RDMA_TMP/small"
 
 # Over 1 GiB: with 2 MiB MR pages still several MRs (rxe: 512 pages each;

@@ -64,3 +64,24 @@ zc_sums() {
 		}
 	' "$ZC_T/trace"
 }
+
+# zc_tcp_control MIB: the control of a TCP test: python (the "control" of
+# zc_sums) sends MIB MiB over loopback TCP with a plain, copying send.
+zc_tcp_control() {
+	/usr/bin/python3 -S - "$1" <<'PY'
+import socket, sys, threading
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(1)
+def sink():
+    c, _ = srv.accept()
+    while c.recv(1 << 20):
+        pass
+t = threading.Thread(target=sink)
+t.start()
+s = socket.create_connection(srv.getsockname())
+s.sendall(b"x" * (int(sys.argv[1]) << 20))
+s.close()
+t.join()
+PY
+}

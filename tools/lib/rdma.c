@@ -84,6 +84,8 @@ const char *kvod_status_str(int status)
 		return "server out of resources";
 	case KVOD_RDMA_ADDR_BUSY:
 		return "too many connections from this address";
+	case KVOD_RDMA_NOT_MOVIE:
+		return "a live channel, not served over RDMA";
 	}
 	return "unknown status";
 }

@@ -79,6 +79,8 @@ struct kvod_movie_add {
  * DEL removes the name at once: the next lookup fails with ENOENT and the
  * name may be registered again. The memory stays until the last reader
  * (an HTTP download, an RDMA connection, a push) lets go of it.
+ * DEL of a live channel also ends it: its readers see the end of the
+ * stream and its writer's next write() fails with EPIPE.
  */
 struct kvod_movie_ref {
 	__u32 size;
@@ -100,7 +102,19 @@ struct kvod_movie_ref {
  * @chunks: number of physically contiguous chunks
  * @active_clients: readers currently attached (HTTP, RDMA, push)
  * @bytes_served: bytes handed to clients since registration
- * @reserved: zero on output
+ * @kind: KVOD_KIND_MOVIE or KVOD_KIND_LIVE
+ * @live_opts: a live channel's KVOD_LIVE_* options, KVOD_LIVE_WRITER
+ *	added while it has a writer
+ * @live_chunk_size: a live channel's chunk size in bytes
+ * @live_reserved: zero on output
+ * @live_seq: chunks completed so far; the newest complete chunk is
+ *	@live_seq - 1
+ * @live_overruns: chunks that readers skipped because the ring had
+ *	overwritten them before they were sent
+ *
+ * A live channel (KVOD_IOC_LIVE_CREATE) is listed with the movies. For it
+ * @length is the bytes written into it so far, @chunks the chunks in its
+ * ring and @resident the ring's memory.
  */
 struct kvod_movie_info {
 	__u32 size;
@@ -112,8 +126,16 @@ struct kvod_movie_info {
 	__u32 chunks;
 	__u32 active_clients;
 	__u64 bytes_served;
-	__u64 reserved[4];
+	__u32 kind;
+	__u32 live_opts;
+	__u32 live_chunk_size;
+	__u32 live_reserved;
+	__u64 live_seq;
+	__u64 live_overruns;
 };
+
+#define KVOD_KIND_MOVIE		0
+#define KVOD_KIND_LIVE		1
 
 #define KVOD_MOVIE_INFO_SIZE_VER0	144
 
@@ -311,6 +333,7 @@ struct kvod_listener_info {
  *
  * Errors: EINVAL (bad opts, rate, window, address or name; rate 0 for a
  * movie whose bitrate is not in that range), ENOENT (no such movie),
+ * EOPNOTSUPP (the name is a live channel, which push does not send yet),
  * ENOSPC (too many pushes), ENETUNREACH and the like from connecting the
  * socket, EPERM, EFAULT (the id could not be written back: the push was
  * stopped again, so no push runs that its caller cannot name).
@@ -393,6 +416,89 @@ struct kvod_push_info {
 
 #define KVOD_PUSH_INFO_SIZE_VER0	192
 
+/*
+ * Live channels. A live channel shares the movies' name space and is
+ * deleted like a movie (KVOD_IOC_MOVIE_DEL), but has no file: it is a ring
+ * of @nr_chunks chunks of @chunk_size bytes, resident from its creation,
+ * that one writer at a time fills through an fd (KVOD_IOC_LIVE_FEED).
+ * Chunks are completed in order and numbered from 0; chunk S lives in ring
+ * slot S % nr_chunks until chunk S + nr_chunks overwrites it. Readers start
+ * at the newest complete chunk. Documentation/live.rst.
+ */
+#define KVOD_LIVE_TS		0x1U	/* MPEG-TS: chunks of whole 188-byte packets */
+#define KVOD_LIVE_OPTS		KVOD_LIVE_TS
+#define KVOD_LIVE_WRITER	0x80000000U	/* info only: a writer is attached */
+
+#define KVOD_LIVE_CHUNK_MAX	(2U << 20)	/* bytes */
+#define KVOD_LIVE_CHUNKS_MIN	2
+#define KVOD_LIVE_CHUNKS_MAX	65536
+
+/**
+ * struct kvod_live_create - create a live channel (KVOD_IOC_LIVE_CREATE)
+ * @size: sizeof(struct kvod_live_create)
+ * @flags: must be 0
+ * @opts: KVOD_LIVE_*; unknown bits: EINVAL
+ * @chunk_size: bytes per chunk, 188 .. KVOD_LIVE_CHUNK_MAX; with
+ *	KVOD_LIVE_TS a multiple of 188
+ * @nr_chunks: chunks in the ring, KVOD_LIVE_CHUNKS_MIN ..
+ *	KVOD_LIVE_CHUNKS_MAX
+ * @reserved0: must be 0
+ * @bitrate: nominal bit rate in bits/s, 0 if unknown
+ * @name: the channel's name, unique among movies and channels
+ * @reserved: must be 0
+ *
+ * Each chunk is one physically contiguous allocation of @chunk_size
+ * rounded up to a power-of-two number of pages; the ring counts against
+ * the resident cap like a movie.
+ *
+ * Errors: EINVAL (bad opts, sizes or name), EEXIST (name taken), ENOSPC
+ * (over the resident cap), ENOMEM, EPERM.
+ */
+struct kvod_live_create {
+	__u32 size;
+	__u32 flags;
+	__u32 opts;
+	__u32 chunk_size;
+	__u32 nr_chunks;
+	__u32 reserved0;
+	__u64 bitrate;
+	char name[KVOD_NAME_MAX];
+	__u64 reserved[4];
+};
+
+#define KVOD_LIVE_CREATE_SIZE_VER0	128
+
+/**
+ * struct kvod_live_feed - become a channel's writer (KVOD_IOC_LIVE_FEED)
+ * @size: sizeof(struct kvod_live_feed)
+ * @flags: must be 0
+ * @fd: out: a new write-only file descriptor (close-on-exec)
+ * @reserved0: must be 0
+ * @name: the channel
+ * @reserved: must be 0
+ *
+ * write() on @fd appends to the channel and never blocks: a chunk is
+ * complete, and readers see it, when its last byte is written; a slow
+ * reader never holds the writer up (see Documentation/live.rst). A write
+ * after the channel was deleted fails with EPIPE. Closing @fd completes a
+ * partly written chunk (with KVOD_LIVE_TS, its whole packets only) and
+ * leaves the channel without a writer; readers wait for the next one.
+ *
+ * Errors: ENOENT (no such channel), EINVAL (bad name, or a movie rather
+ * than a channel), EBUSY (the channel has a writer), EMFILE, ENOMEM,
+ * EPERM.
+ */
+struct kvod_live_feed {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved0;
+	char name[KVOD_NAME_MAX];
+	__u64 reserved[2];
+};
+
+#define KVOD_LIVE_FEED_SIZE_VER0	96
+
 #define KVOD_IOC_MOVIE_ADD	_IOW(KVOD_IOC_MAGIC, 0x01, struct kvod_movie_add)
 #define KVOD_IOC_MOVIE_DEL	_IOW(KVOD_IOC_MAGIC, 0x02, struct kvod_movie_ref)
 #define KVOD_IOC_MOVIE_INFO	_IOWR(KVOD_IOC_MAGIC, 0x03, struct kvod_movie_info)
@@ -404,5 +510,7 @@ struct kvod_push_info {
 #define KVOD_IOC_PUSH_START	_IOWR(KVOD_IOC_MAGIC, 0x20, struct kvod_push_start)
 #define KVOD_IOC_PUSH_STOP	_IOW(KVOD_IOC_MAGIC, 0x21, struct kvod_push_ref)
 #define KVOD_IOC_PUSH_LIST	_IOWR(KVOD_IOC_MAGIC, 0x22, struct kvod_movie_list)
+#define KVOD_IOC_LIVE_CREATE	_IOW(KVOD_IOC_MAGIC, 0x30, struct kvod_live_create)
+#define KVOD_IOC_LIVE_FEED	_IOWR(KVOD_IOC_MAGIC, 0x31, struct kvod_live_feed)
 
 #endif /* _UAPI_LINUX_KVOD_H */

@@ -57,6 +57,9 @@ enum kvod_rdma_status {
 	KVOD_RDMA_BAD_REQUEST	= 4,	/* malformed private data */
 	KVOD_RDMA_NO_RESOURCES	= 5,	/* the server ran out of memory/queues */
 	KVOD_RDMA_ADDR_BUSY	= 6,	/* per-address connection limit reached */
+	KVOD_RDMA_NOT_MOVIE	= 7,	/* a live channel: not served over
+					 * RDMA by this version
+					 */
 };
 
 /**

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * HTTP responses from live channels: a body without end that follows the
+ * channel's ring (live.c) chunk by chunk, without copying it.
+ *
+ * A response starts at the channel's newest complete chunk. For each chunk
+ * it holds the chunk's page (kvod_live_take()), sends the chunked coding's
+ * size line (a few bytes TCP copies), then hands the chunk to TCP with
+ * MSG_SPLICE_PAGES as http_send.c does for movies, and lets go of the page
+ * once TCP took all of it: TCP's own page references keep the bytes until
+ * they are acknowledged, and the writer never writes into a page anybody
+ * holds. A response that fell a whole ring behind is moved ahead to the
+ * newest complete chunk by kvod_live_take(), between chunks, so a client
+ * gets whole chunks, each as written, never a torn or overwritten one.
+ *
+ * Wakeups: from kvod_http_live_begin() to kvod_http_live_done() (the end
+ * of the response, or of its connection) the response's wait entry is on
+ * the channel's wait queue, so a completed chunk or the channel's end
+ * queues the connection's work; a full socket wakes it as for movies.
+ * When the channel ends (DEL), the body ends with the last chunk of the
+ * chunked coding (HTTP/1.1) or with the connection (HTTP/1.0).
+ */
+#include <linux/bvec.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/net.h>
+#include <linux/uio.h>
+#include <linux/wait.h>
+#include <net/sock.h>
+
+#include "http.h"
+
+static int live_wake(struct wait_queue_entry *wait, unsigned int mode,
+		     int flags, void *key)
+{
+	struct http_conn *conn = container_of(wait, struct http_conn,
+					      tx.live.wait);
+
+	kvod_http_conn_queue(conn);
+	return 0;
+}
+
+/**
+ * kvod_http_live_begin() - start the body of a live response
+ * @conn: the connection; conn->tx.movie is the channel, opened
+ * @http10: the request was HTTP/1.0: no chunked coding
+ */
+void kvod_http_live_begin(struct http_conn *conn, bool http10)
+{
+	struct http_live_tx *lt = &conn->tx.live;
+	struct kvod_live *ch = conn->tx.movie->live;
+
+	lt->chunked = !http10;
+	lt->seq = kvod_live_newest(ch);
+	init_waitqueue_func_entry(&lt->wait, live_wake);
+	kvod_live_watch(ch, &lt->wait);
+}
+
+/**
+ * kvod_http_live_done() - let go of the channel's ring, sent or not
+ * @conn: the connection, whose conn->tx.movie is still the channel
+ */
+void kvod_http_live_done(struct http_conn *conn)
+{
+	struct http_live_tx *lt = &conn->tx.live;
+
+	kvod_live_unwatch(conn->tx.movie->live, &lt->wait);
+	if (lt->page)
+		put_page(lt->page);
+	lt->page = NULL;
+}
+
+static int send_frame(struct http_conn *conn)
+{
+	struct http_live_tx *lt = &conn->tx.live;
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
+	struct kvec iov;
+	int ret;
+
+	if (!lt->ending)
+		msg.msg_flags |= MSG_MORE;	/* the chunk follows */
+	while (lt->frame_sent < lt->frame_len) {
+		iov.iov_base = lt->frame + lt->frame_sent;
+		iov.iov_len = lt->frame_len - lt->frame_sent;
+		ret = kernel_sendmsg(conn->sock, &msg, &iov, 1, iov.iov_len);
+		if (ret <= 0)
+			return ret ?: -EAGAIN;
+		lt->frame_sent += ret;
+	}
+	return 0;
+}
+
+/* Hand the rest of the held chunk to TCP; 0 once all of it is there. */
+static int send_chunk(struct http_conn *conn)
+{
+	struct http_live_tx *lt = &conn->tx.live;
+	struct msghdr msg = {
+		.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT,
+	};
+	struct bio_vec bv;
+	u32 left = lt->len - lt->off;
+	int ret;
+
+	bvec_set_page(&bv, lt->page, left, lt->off);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, left);
+	ret = sock_sendmsg(conn->sock, &msg);
+	if (ret <= 0)
+		return ret ?: -EAGAIN;
+
+	lt->off += ret;
+	conn->tx.pos += ret;
+	atomic64_add(ret, &conn->tx.movie->bytes_served);
+	kvod_lc_add(kvod_http_listener(conn), KVOD_LC_BYTES, ret);
+	if (ret < left)
+		return -EAGAIN;	/* TCP set SOCK_NOSPACE */
+	put_page(lt->page);
+	lt->page = NULL;
+	lt->seq++;
+	return 0;
+}
+
+static void set_frame(struct http_live_tx *lt, const char *fmt, u32 len)
+{
+	lt->frame_len = scnprintf(lt->frame, sizeof(lt->frame), fmt,
+				  lt->started ? "\r\n" : "", len);
+	lt->frame_sent = 0;
+}
+
+/*
+ * Take the next chunk and frame it, or, once the channel ended, frame the
+ * last chunk. Return: 0, 1 when the body is complete, -EAGAIN when the
+ * next chunk is not written yet.
+ */
+static int next_chunk(struct http_conn *conn)
+{
+	struct http_live_tx *lt = &conn->tx.live;
+	int ret;
+
+	ret = kvod_live_take(conn->tx.movie->live, &lt->seq, &lt->page,
+			     &lt->len);
+	if (ret == -EPIPE) {
+		if (!lt->chunked)
+			return 1;
+		set_frame(lt, "%s%x\r\n\r\n", 0);
+		lt->ending = true;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	lt->off = 0;
+	if (lt->chunked)
+		set_frame(lt, "%s%x\r\n", lt->len);
+	lt->started = true;
+	return 0;
+}
+
+/**
+ * kvod_http_live_send() - push a live response's body on
+ * @conn: the connection, from its work
+ *
+ * Return: as kvod_http_send(); -EAGAIN also when the next chunk is not
+ * written yet (conn->tx.live.waiting is then set, and the channel wakes
+ * the connection).
+ */
+int kvod_http_live_send(struct http_conn *conn)
+{
+	struct http_live_tx *lt = &conn->tx.live;
+	unsigned int calls;
+	int ret;
+
+	lt->waiting = false;
+	for (calls = 0; calls < HTTP_SEND_CALLS; calls++) {
+		if (lt->frame_sent < lt->frame_len) {
+			ret = send_frame(conn);
+			if (ret || lt->ending)
+				return ret;
+		} else if (lt->page) {
+			ret = send_chunk(conn);
+			if (ret)
+				return ret;
+		} else {
+			ret = next_chunk(conn);
+			if (ret == 1)
+				return 0;
+			if (ret == -EAGAIN)
+				lt->waiting = true;
+			if (ret)
+				return ret;
+		}
+	}
+	return -EINPROGRESS;
+}

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Live channels: a resident ring of chunks that one writer keeps filling
+ * and any number of readers follow.
+ *
+ * A channel is a struct kvod_movie whose @live points here, so it shares
+ * the catalog's name space, references, DEL and resident accounting with
+ * movies. Its ring has nr_chunks slots; chunk S (numbered from 0 in the
+ * order the writer completes them) lives in slot S % nr_chunks until the
+ * writer starts chunk S + nr_chunks there. A slot's memory is one
+ * zero-filled compound page of 1 << order pages, so its unused end never
+ * holds anything but zeroes.
+ *
+ * Readers never see a torn or overwritten chunk. A reader takes a chunk
+ * with kvod_live_take(), which under @lock checks that the slot still
+ * holds it and takes a page reference; TCP then takes references of its
+ * own for what it queues (MSG_SPLICE_PAGES), and those last until the
+ * bytes are acknowledged. Before the writer writes into a slot it marks
+ * the slot empty under @lock, so no reader can take it any more, and looks
+ * at the page's reference count: if anybody but the ring still holds the
+ * page (a reader between chunks, or a TCP queue), the writer puts a fresh
+ * page in the slot and drops the ring's reference to the old one, which
+ * is freed when the last holder lets go. So the writer never waits for a
+ * reader and never writes into a page anybody else can see; the pages a
+ * slow reader pins are bounded by its socket's send buffer. A reader that
+ * wants a chunk the ring has already overwritten skips ahead to the
+ * newest complete one and the skip is counted (@overruns).
+ *
+ * Lifetimes: the ring belongs to its movie and is freed by the movie's
+ * last kvod_movie_put() (kvod_live_free()). The feed file holds a
+ * reference on the movie from KVOD_IOC_LIVE_FEED until it is released;
+ * every reader holds one through kvod_movie_open(). DEL ends the channel
+ * (kvod_live_end()): readers finish their response, the writer gets EPIPE.
+ *
+ * Locking: @lock (a spinlock, never held while sleeping or copying) guards
+ * the slots' page, seq and len, @next_seq, @writer and @ended. @wlock (a
+ * mutex) serialises writes on the feed file and guards @fill. Readers are
+ * woken through @wq after each completed chunk and at the end.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uio.h>
+#include <linux/wait.h>
+
+#include "kvod.h"
+
+#define KVOD_LIVE_SEQ_NONE	U64_MAX
+#define TS_PACKET		188
+
+/**
+ * struct kvod_live_slot - one chunk of the ring
+ * @page: head of a compound page; replaced by the writer when somebody
+ *	else still holds it
+ * @seq: the chunk it holds, or KVOD_LIVE_SEQ_NONE while empty or written
+ * @len: bytes of that chunk
+ */
+struct kvod_live_slot {
+	struct page *page;
+	u64 seq;
+	u32 len;
+};
+
+/**
+ * struct kvod_live - a live channel's ring; see the top of the file
+ * @lock: guards what the top of the file says
+ * @wlock: serialises writers on the feed file; guards @fill
+ * @wq: readers waiting for a chunk or for the end
+ * @opts: KVOD_LIVE_*; immutable
+ * @chunk_size: bytes per chunk; immutable
+ * @nr_chunks: slots; immutable
+ * @order: allocation order of a slot's page; immutable
+ * @next_seq: the chunk being written, and the number completed
+ * @fill: bytes written into chunk @next_seq
+ * @writer: a feed file is open
+ * @ended: the channel was deleted: no chunk will follow
+ * @written: bytes written, for kvodctl list
+ * @overruns: chunks readers skipped
+ * @swaps: slot pages replaced because somebody still held them
+ * @slots: the ring
+ */
+struct kvod_live {
+	spinlock_t lock;	/* see above */
+	struct mutex wlock;	/* see above */
+	wait_queue_head_t wq;
+	u32 opts;
+	u32 chunk_size;
+	u32 nr_chunks;
+	u32 order;
+	u64 next_seq;
+	u32 fill;
+	bool writer;
+	bool ended;
+	atomic64_t written;
+	atomic64_t overruns;
+	atomic64_t swaps;
+	struct kvod_live_slot slots[] __counted_by(nr_chunks);
+};
+
+static struct kvod_live_slot *live_slot(struct kvod_live *ch, u64 seq)
+{
+	return &ch->slots[do_div(seq, ch->nr_chunks)];
+}
+
+static struct page *slot_page_alloc(const struct kvod_live *ch)
+{
+	return alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_ZERO |
+			   __GFP_NOWARN | __GFP_RETRY_MAYFAIL, ch->order);
+}
+
+/* Bytes of memory a ring of @nr chunks of @size bytes holds. */
+static u64 ring_bytes(u32 size, u32 nr)
+{
+	return (u64)nr << (PAGE_SHIFT + get_order(size));
+}
+
+static int create_check(const struct kvod_live_create *req)
+{
+	if (req->reserved0 || memchr_inv(req->reserved, 0, sizeof(req->reserved)))
+		return -EINVAL;
+	if (req->opts & ~KVOD_LIVE_OPTS)
+		return -EINVAL;
+	if (req->chunk_size < TS_PACKET || req->chunk_size > KVOD_LIVE_CHUNK_MAX)
+		return -EINVAL;
+	if ((req->opts & KVOD_LIVE_TS) && req->chunk_size % TS_PACKET)
+		return -EINVAL;
+	if (req->nr_chunks < KVOD_LIVE_CHUNKS_MIN ||
+	    req->nr_chunks > KVOD_LIVE_CHUNKS_MAX)
+		return -EINVAL;
+	if (!kvod_name_valid(req->name))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kvod_live_create() - make a live channel, ring allocated and resident
+ * @req: the request (checked here, but for the name's uniqueness)
+ * @cap: resident-bytes cap to reserve against
+ *
+ * Return: the channel's movie with one reference, or an ERR_PTR.
+ */
+struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
+				    u64 cap)
+{
+	struct kvod_movie *movie;
+	struct kvod_live *ch;
+	u32 i;
+	int ret;
+
+	ret = create_check(req);
+	if (ret)
+		return ERR_PTR(ret);
+	movie = kvod_movie_alloc(req->name,
+				 ring_bytes(req->chunk_size, req->nr_chunks),
+				 req->bitrate, cap);
+	if (IS_ERR(movie))
+		return movie;
+
+	ch = kvzalloc(struct_size(ch, slots, req->nr_chunks), GFP_KERNEL);
+	if (!ch) {
+		ret = -ENOMEM;
+		goto err_put;
+	}
+	ch->nr_chunks = req->nr_chunks;
+	spin_lock_init(&ch->lock);
+	mutex_init(&ch->wlock);
+	init_waitqueue_head(&ch->wq);
+	ch->opts = req->opts;
+	ch->chunk_size = req->chunk_size;
+	ch->order = get_order(req->chunk_size);
+	movie->live = ch;
+
+	for (i = 0; i < ch->nr_chunks; i++) {
+		ch->slots[i].seq = KVOD_LIVE_SEQ_NONE;
+		ch->slots[i].page = slot_page_alloc(ch);
+		if (!ch->slots[i].page) {
+			ret = -ENOMEM;
+			goto err_put;
+		}
+		cond_resched();
+	}
+	return movie;
+
+err_put:
+	kvod_movie_put(movie);
+	return ERR_PTR(ret);
+}
+
+/**
+ * kvod_live_free() - free a ring, from the movie's release
+ * @ch: the ring, maybe half-built; nobody else holds the movie any more
+ */
+void kvod_live_free(struct kvod_live *ch)
+{
+	u32 i;
+
+	for (i = 0; i < ch->nr_chunks; i++) {
+		if (ch->slots[i].page)
+			__free_pages(ch->slots[i].page, ch->order);
+		cond_resched();
+	}
+	mutex_destroy(&ch->wlock);
+	kvfree(ch);
+}
+
+/**
+ * kvod_live_end() - DEL: no chunk follows; wake every reader
+ * @ch: the ring of a channel just taken out of the catalog
+ */
+void kvod_live_end(struct kvod_live *ch)
+{
+	spin_lock(&ch->lock);
+	ch->ended = true;
+	spin_unlock(&ch->lock);
+	wake_up_all(&ch->wq);
+}
+
+/* The writer: claim the slot of chunk @next_seq before writing into it. */
+static int slot_claim(struct kvod_live *ch)
+{
+	struct kvod_live_slot *slot = live_slot(ch, ch->next_seq);
+	struct page *page, *old;
+	bool held;
+
+	spin_lock(&ch->lock);
+	slot->seq = KVOD_LIVE_SEQ_NONE;
+	slot->len = 0;
+	/* Nobody can take the page from now on; the count only drops. */
+	held = folio_ref_count(page_folio(slot->page)) > 1;
+	spin_unlock(&ch->lock);
+	if (!held)
+		return 0;
+
+	page = slot_page_alloc(ch);
+	if (!page)
+		return -ENOMEM;
+	spin_lock(&ch->lock);
+	old = slot->page;
+	slot->page = page;
+	spin_unlock(&ch->lock);
+	put_page(old);
+	atomic64_inc(&ch->swaps);
+	return 0;
+}
+
+/* The writer: chunk @next_seq holds @len bytes; publish it. */
+static void chunk_complete(struct kvod_live *ch, u32 len)
+{
+	struct kvod_live_slot *slot = live_slot(ch, ch->next_seq);
+
+	spin_lock(&ch->lock);
+	slot->len = len;
+	slot->seq = ch->next_seq++;
+	spin_unlock(&ch->lock);
+	ch->fill = 0;
+	wake_up_all(&ch->wq);
+}
+
+/* Copy from @from into the ring; under @wlock. */
+static ssize_t live_write(struct kvod_live *ch, struct iov_iter *from)
+{
+	size_t done = 0;
+	int ret = 0;
+
+	while (iov_iter_count(from)) {
+		struct kvod_live_slot *slot;
+		size_t n, got;
+
+		if (READ_ONCE(ch->ended)) {
+			ret = -EPIPE;
+			break;
+		}
+		if (!ch->fill) {
+			ret = slot_claim(ch);
+			if (ret)
+				break;
+		}
+		/* Only the writer changes a claimed slot's page. */
+		slot = live_slot(ch, ch->next_seq);
+		n = min_t(size_t, ch->chunk_size - ch->fill,
+			  iov_iter_count(from));
+		got = copy_from_iter(page_address(slot->page) + ch->fill, n,
+				     from);
+		ch->fill += got;
+		done += got;
+		atomic64_add(got, &ch->written);
+		if (ch->fill == ch->chunk_size)
+			chunk_complete(ch, ch->fill);
+		if (got < n) {
+			ret = -EFAULT;
+			break;
+		}
+		cond_resched();
+	}
+	return done ?: ret;
+}
+
+static ssize_t feed_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct kvod_movie *movie = iocb->ki_filp->private_data;
+	struct kvod_live *ch = movie->live;
+	ssize_t ret;
+
+	if (mutex_lock_interruptible(&ch->wlock))
+		return -ERESTARTSYS;
+	ret = live_write(ch, from);
+	mutex_unlock(&ch->wlock);
+	return ret;
+}
+
+/*
+ * The writer is gone: complete what it left of a chunk (whole MPEG-TS
+ * packets only; a torn packet is dropped) and let the next writer in.
+ */
+static int feed_release(struct inode *inode, struct file *file)
+{
+	struct kvod_movie *movie = file->private_data;
+	struct kvod_live *ch = movie->live;
+	u32 keep;
+
+	mutex_lock(&ch->wlock);
+	keep = ch->fill;
+	if (ch->opts & KVOD_LIVE_TS)
+		keep -= keep % TS_PACKET;
+	if (keep && !READ_ONCE(ch->ended))
+		chunk_complete(ch, keep);
+	ch->fill = 0;
+	mutex_unlock(&ch->wlock);
+
+	spin_lock(&ch->lock);
+	ch->writer = false;
+	spin_unlock(&ch->lock);
+	kvod_movie_put(movie);
+	return 0;
+}
+
+static const struct file_operations kvod_feed_fops = {
+	.owner = THIS_MODULE,
+	.write_iter = feed_write_iter,
+	.splice_write = iter_file_splice_write,
+	.release = feed_release,
+};
+
+/**
+ * kvod_live_feed() - open a channel's feed file for its one writer
+ * @movie: a movie the caller holds a reference on, which the file takes
+ *	over on success
+ *
+ * Return: the file (write-only, not yet in any fd table), or an ERR_PTR:
+ * -EINVAL for a movie that is no channel, -EBUSY while another writer is
+ * attached, -ENOENT once the channel was deleted.
+ */
+struct file *kvod_live_feed(struct kvod_movie *movie)
+{
+	struct kvod_live *ch = movie->live;
+	struct file *file;
+	int ret = 0;
+
+	if (!ch)
+		return ERR_PTR(-EINVAL);
+	spin_lock(&ch->lock);
+	if (ch->ended)
+		ret = -ENOENT;
+	else if (ch->writer)
+		ret = -EBUSY;
+	else
+		ch->writer = true;
+	spin_unlock(&ch->lock);
+	if (ret)
+		return ERR_PTR(ret);
+
+	file = anon_inode_getfile("[kvod-live]", &kvod_feed_fops, movie,
+				  O_WRONLY);
+	if (IS_ERR(file)) {
+		spin_lock(&ch->lock);
+		ch->writer = false;
+		spin_unlock(&ch->lock);
+		return file;
+	}
+	stream_open(file_inode(file), file);	/* no seeks, no pwrite() */
+	return file;
+}
+
+/**
+ * kvod_live_fill_info() - the live half of a channel's info
+ * @ch: the ring
+ * @info: its length, chunks and kind fields and the live_* fields are set
+ */
+void kvod_live_fill_info(struct kvod_live *ch, struct kvod_movie_info *info)
+{
+	spin_lock(&ch->lock);
+	info->live_seq = ch->next_seq;
+	info->live_opts = ch->opts | (ch->writer ? KVOD_LIVE_WRITER : 0);
+	spin_unlock(&ch->lock);
+	info->kind = KVOD_KIND_LIVE;
+	info->length = atomic64_read(&ch->written);
+	info->chunks = ch->nr_chunks;
+	info->live_chunk_size = ch->chunk_size;
+	info->live_overruns = atomic64_read(&ch->overruns);
+}
+
+/**
+ * kvod_live_ts() - whether the channel carries MPEG-TS
+ * @ch: the ring
+ *
+ * Return: true if it was created with KVOD_LIVE_TS.
+ */
+bool kvod_live_ts(const struct kvod_live *ch)
+{
+	return ch->opts & KVOD_LIVE_TS;
+}
+
+/**
+ * kvod_live_newest() - where a new reader starts
+ * @ch: the ring
+ *
+ * Return: the newest complete chunk, or 0 (the first one, still to come)
+ * if none is complete yet.
+ */
+u64 kvod_live_newest(struct kvod_live *ch)
+{
+	u64 seq;
+
+	spin_lock(&ch->lock);
+	seq = ch->next_seq ? ch->next_seq - 1 : 0;
+	spin_unlock(&ch->lock);
+	return seq;
+}
+
+/**
+ * kvod_live_take() - hold the next chunk for a reader
+ * @ch: the ring
+ * @seq: in: the chunk wanted; out: the chunk taken, later than the one
+ *	wanted if the ring overwrote that one (the newest complete chunk;
+ *	the chunks skipped count as overruns)
+ * @page: out: the chunk's page, with a reference the caller must put
+ * @len: out: the chunk's bytes, from the start of @page
+ *
+ * Any context; takes @lock briefly.
+ *
+ * Return: 0, -EAGAIN if chunk @seq is not complete yet, or -EPIPE once the
+ * channel ended.
+ */
+int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
+		   u32 *len)
+{
+	struct kvod_live_slot *slot;
+	u64 want = *seq;
+
+	spin_lock(&ch->lock);
+	if (ch->ended) {
+		spin_unlock(&ch->lock);
+		return -EPIPE;
+	}
+	if (want >= ch->next_seq) {
+		spin_unlock(&ch->lock);
+		return -EAGAIN;
+	}
+	slot = live_slot(ch, want);
+	if (slot->seq != want) {
+		/* Overwritten. The newest chunk is in another slot than the
+		 * one being written, as there are at least two.
+		 */
+		want = ch->next_seq - 1;
+		slot = live_slot(ch, want);
+		atomic64_add(want - *seq, &ch->overruns);
+	}
+	get_page(slot->page);
+	*page = slot->page;
+	*len = slot->len;
+	spin_unlock(&ch->lock);
+	*seq = want;
+	return 0;
+}
+
+/**
+ * kvod_live_watch() - have @wait woken after each chunk and at the end
+ * @ch: the ring
+ * @wait: an entry with its wake function set; kvod_live_unwatch() takes
+ *	it off again before it goes away
+ */
+void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait)
+{
+	add_wait_queue(&ch->wq, wait);
+}
+
+/**
+ * kvod_live_unwatch() - undo kvod_live_watch()
+ * @ch: the ring
+ * @wait: the entry; its wake function is not running when this returns
+ */
+void kvod_live_unwatch(struct kvod_live *ch, struct wait_queue_entry *wait)
+{
+	remove_wait_queue(&ch->wq, wait);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The main() of a kselftest_harness.h program that tests a freshly loaded
+ * kvod.ko: include after kselftest_harness.h and call kvod_harness_main().
+ *
+ * It lists tests (-l, -h) without loading anything; outside a tools/vm-run
+ * guest it skips; KVOD_NO_LOAD=1 tests the module already loaded. Else it
+ * removes a stale kvod.ko, loads the RDMA core (which insmod does not),
+ * loads kvod.ko from kvod_ko_path() and removes it again at exit, failing
+ * the program if it will not go.
+ */
+#ifndef _KVOD_MAIN_H
+#define _KVOD_MAIN_H
+
+#include "kvod_util.h"
+
+static pid_t kvod_main_pid;
+
+static void kvod_unload_at_exit(void)
+{
+	int ret;
+
+	if (getpid() != kvod_main_pid)
+		return;
+	ret = kvod_module_unload();
+	if (ret) {
+		printf("# rmmod %s: %s\n", KVOD_MODULE, strerror(ret));
+		fflush(stdout);
+		_exit(KSFT_FAIL);
+	}
+}
+
+/* @ko: where kvod.ko is (kvod_ko_path()). */
+static int kvod_harness_main(int argc, char **argv, const char *ko)
+{
+	bool list_only = false;
+	int i, ret;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-l") || !strcmp(argv[i], "-h"))
+			list_only = true;
+	if (list_only || getenv("KVOD_NO_LOAD"))
+		return test_harness_run(argc, argv);
+
+	if (!kvod_in_guest()) {
+		ksft_print_header();
+		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
+	}
+	if (access(ko, R_OK)) {
+		ksft_print_header();
+		ksft_exit_skip("%s: %s (build it with make modules)\n", ko,
+			       strerror(errno));
+	}
+	/* Start from a fresh module: a leftover one may hold old movies. */
+	if (kvod_module_loaded()) {
+		ret = kvod_module_unload();
+		if (ret) {
+			ksft_print_header();
+			ksft_exit_fail_msg("rmmod stale %s: %s\n",
+					   KVOD_MODULE, strerror(ret));
+		}
+	}
+	/* kvod.ko links against the RDMA core, which insmod does not load. */
+	if (system("modprobe -q -a ib_core rdma_cm")) {
+		ksft_print_header();
+		ksft_exit_fail_msg("modprobe ib_core rdma_cm failed\n");
+	}
+	ret = kvod_module_load(ko, "");
+	if (ret) {
+		ksft_print_header();
+		ksft_exit_fail_msg("insmod %s: %s\n", ko, strerror(ret));
+	}
+	kvod_main_pid = getpid();
+	atexit(kvod_unload_at_exit);
+	return test_harness_run(argc, argv);
+}
+
+#endif /* _KVOD_MAIN_H */

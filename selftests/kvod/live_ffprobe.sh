@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A real encoder and real players on a live channel: ffmpeg encodes test
+# video and a sine tone in real time into "kvodctl live feed"; while it
+# runs, ffprobe finds both streams over HTTP, and an ffmpeg player decodes
+# the channel from the newest chunk on until DEL ends it, without a
+# decoding error.
+# timeout: 300
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/kvod/http_lib.bash
+. "$HERE/http_lib.bash"
+
+SECS=30
+
+ktap_header
+ktap_plan 5
+http_setup
+# 20 packets a chunk: about 0.1 s of this stream.
+"$KVODCTL" live create tv --chunk 3760 --chunks 256 ||
+	ktap_bail_out "cannot create channel tv"
+
+ffmpeg -v error -re -f lavfi -i testsrc=size=160x120:rate=10 \
+	-f lavfi -i sine=frequency=440:sample_rate=22050 -t "$SECS" \
+	-c:v mpeg2video -b:v 200k -g 10 -c:a mp2 -b:a 64k -f mpegts - |
+	"$KVODCTL" live feed tv &
+wait_test 30 -gt 10 movie_field tv chunks_done
+
+streams=$(ffprobe -v error -show_entries stream=codec_type,codec_name \
+	-of csv=p=0 "$URL/tv" | LC_ALL=C sort | paste -sd' ')
+check_eq "ffprobe finds video and audio while the channel is fed" \
+	"mp2,audio mpeg2video,video" "$streams"
+
+ffmpeg -v error -i "$URL/tv" -map 0:v -f framecrc - >"$TMP/frames" \
+	2>"$TMP/player.err" &
+player=$!
+sleep 10
+"$KVODCTL" del tv
+wait "$player"
+rc=$?
+n=$(grep -c '^0,' "$TMP/frames")
+ktap_print_msg "the player decoded $n frames; stderr: $(head -c 300 "$TMP/player.err")"
+check_eq "DEL ends the player's stream cleanly" 0 "$rc"
+check_ok "it decoded about 10 s of video ($n frames at 10/s)" \
+	test "$n" -ge 50
+check_eq "without a decoding error" "" "$(cat "$TMP/player.err")"
+wait
+wait_test 20 = 0 http_counter active
+check_eq "no connection left" 0 "$(http_counter active)"
+
+http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
+kvod_unload
+ktap_finish

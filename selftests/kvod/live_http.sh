@@ -1,0 +1,207 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Live channels over HTTP, with numbered MPEG-TS packets (live_tool.py) so
+# that every packet a reader gets is checked: whole, in order within its
+# chunk, skips only between ring chunks. HEAD and Range; readers from the
+# first chunk and from the newest; HTTP/1.0; zero-copy (with a copying
+# control); a slow reader falling a ring behind (skipped ahead, counted,
+# nothing torn); a writer that pauses past the send timeout; a writer that
+# dies and the next one; DEL under load (every reader sees a proper end,
+# the writer EPIPE); rmmod under load.
+# timeout: 600
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/kvod/http_lib.bash
+. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/zerocopy.sh
+. "$HERE/../lib/zerocopy.sh"
+
+LT=("$PY" -S "$HERE/live_tool.py")
+PARAMS=/sys/module/kvod/parameters
+PPC=16				# packets per chunk
+CHUNK=$((PPC * 188))
+WMEM=$(sysctl -n net.ipv4.tcp_wmem)
+CONTROL_MIB=4
+
+live_cleanup() {
+	zc_probes_off
+	sysctl -qw net.ipv4.tcp_wmem="$WMEM"
+	jobs -p | xargs -r kill 2>/dev/null
+	http_cleanup
+}
+trap live_cleanup EXIT
+
+# field KEY LINE: the value of KEY=... in a live_tool.py result line.
+field() {
+	sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -n1
+}
+
+# feed NAME GEN-ARGS...: live_tool.py gen into "kvodctl live feed NAME",
+# in the background; kvodctl's stderr goes to $TMP/feed.err.
+feed() {
+	local name=$1
+
+	shift
+	"${LT[@]}" gen "$@" | "$KVODCTL" live feed "$name" 2>"$TMP/feed.err" &
+}
+
+# get NAME ARGS...: one checking reader, in the foreground.
+get() {
+	local name=$1
+
+	shift
+	"${LT[@]}" get "$HTTP_ADDR" "$HTTP_PORT" "$name" "$@"
+}
+
+writer_attached() {
+	[ "$(movie_field "$1" writer)" = 1 ]
+}
+
+ktap_header
+ktap_plan 29
+http_setup
+# 512 chunks hold the 8000 packets of the first writer: however slowly
+# the readers run here, the ring does not overwrite what they still want.
+"$KVODCTL" live create tv --chunk "$CHUNK" --chunks 512 ||
+	ktap_bail_out "cannot create channel tv"
+
+# --- The head ---------------------------------------------------------
+head=$(curl -sS -I "$URL/tv" | tr -d '\r')
+check_eq "HEAD: 200, MPEG-TS, chunked, no ranges, no length" \
+	"Accept-Ranges: none|Content-Type: video/mp2t|HTTP/1.1 200 OK|Transfer-Encoding: chunked" \
+	"$(grep -E '^(HTTP|Accept-Ranges|Content-Length|Content-Type|Transfer-Encoding)' <<<"$head" | LC_ALL=C sort | paste -sd'|')"
+r=$(curl -sS -I -r 100-199 "$URL/tv" | tr -d '\r' | head -n1)
+check_eq "a Range is ignored: 200" "HTTP/1.1 200 OK" "$r"
+
+# --- Readers from the first chunk, HTTP/1.1 and 1.0, zero-copy ---------
+zc_probes_on tcp_sendmsg
+get tv --packets 6400 --ppc $PPC --ready "$TMP/r1" >"$TMP/a" &
+get tv --packets 6400 --ppc $PPC --http10 --ready "$TMP/r2" >"$TMP/b" &
+wait_for 30 test -e "$TMP/r1" -a -e "$TMP/r2"
+feed tv 8000
+wait
+zc_tcp_control "$CONTROL_MIB"
+read -r sent spliced csent cspliced < <(zc_sums)
+zc_probes_off
+a=$(cat "$TMP/a")
+b=$(cat "$TMP/b")
+ktap_print_msg "1.1: $a" "1.0: $b" \
+	"kworkers: TCP took $sent bytes, $spliced by reference; control $csent, $cspliced"
+check_eq "HTTP/1.1 reader: every packet from the first, whole and in order" \
+	"200 6400 0 0 0" "$(for k in status packets first torn gaps; do field $k "$a"; done | paste -sd' ')"
+check_eq "... in ring chunks of $PPC packets, one HTTP chunk each" 400 "$(field chunks "$a")"
+check_eq "HTTP/1.0 reader: the same, close-delimited" \
+	"200 6400 0 0 0" "$(for k in status packets first torn gaps; do field $k "$b"; done | paste -sd' ')"
+check_eq "the writer wrote everything" "8000 $((8000 * 188))" \
+	"$(movie_field tv chunks_done | awk -v p=$PPC '{ print $1 * p }') $(movie_field tv written)"
+check_ok "the probes see a copying sender copy (control)" \
+	test $((csent - cspliced)) -ge $((CONTROL_MIB << 20))
+check_ok "kvod hands every packet to TCP by page reference" \
+	test "$spliced" -ge $((2 * 6400 * 188))
+check_ok "kvod copies no more than heads and chunk framing" \
+	test $((sent - spliced)) -le $((2 * 400 * 16 + 4096))
+
+# --- A new reader starts at the newest complete chunk -----------------
+done0=$(movie_field tv chunks_done)
+feed tv 160 --start 8000
+wait
+r=$(get tv --packets 17 --timeout 5)
+check_eq "a late reader starts at the newest chunk (no writer: waits, times out)" \
+	"200/timeout $(((done0 + 10 - 1) * PPC))" "$(field status "$r") $(field first "$r")"
+
+# --- A slow reader falls a whole ring behind --------------------------
+"$KVODCTL" live create slow --chunk "$CHUNK" --chunks 4 ||
+	ktap_bail_out "cannot create channel slow"
+sysctl -qw net.ipv4.tcp_wmem="4096 8192 16384"
+get slow --after 7999 --rcvbuf 4096 --slow 30000 --ppc $PPC \
+	--ready "$TMP/r3" --timeout 120 >"$TMP/c" &
+wait_for 30 test -e "$TMP/r3"
+feed slow 8000
+wait
+overruns=$(movie_field slow overruns)
+"$KVODCTL" del slow
+sysctl -qw net.ipv4.tcp_wmem="$WMEM"
+c=$(cat "$TMP/c")
+ktap_print_msg "slow: $c; overruns $overruns"
+check_eq "slow reader: nothing torn, out of order or off a chunk boundary" \
+	"200 0 0 0" "$(for k in status torn backwards misaligned; do field $k "$c"; done | paste -sd' ')"
+check_ok "... it was skipped ahead ($(field gaps "$c") times)" test "$(field gaps "$c")" -gt 0
+check_eq "... the packets it missed are the chunks counted as overruns" \
+	"$((overruns * PPC))" "$(field skipped "$c")"
+check_eq "... and it got the last chunk" 7999 "$(field last "$c")"
+
+# --- A writer that pauses past the send timeout -----------------------
+echo 2 >"$PARAMS/http_send_timeout"
+get tv --after 8479 --timeout 30 --ready "$TMP/r4" >"$TMP/d" &
+wait_for 30 test -e "$TMP/r4"
+feed tv 320 --start 8160 --pause-at 160 --pause 6
+wait
+d=$(cat "$TMP/d")
+check_eq "a reader waits out a 6 s pause of the writer (send timeout 2 s)" \
+	"200 8479 0" "$(for k in status last torn; do field $k "$d"; done | paste -sd' ')"
+echo 60 >"$PARAMS/http_send_timeout"
+
+# --- A writer that dies, and the next one ------------------------------
+get tv --after 100159 --timeout 60 --ready "$TMP/r5" >"$TMP/e" &
+reader=$!
+wait_for 30 test -e "$TMP/r5"
+"${LT[@]}" gen 100000 --start 8480 --rate 1000 |
+	"$KVODCTL" live feed tv 2>/dev/null &
+wait_for 30 writer_attached tv
+sleep 1
+pkill -KILL -f "kvodctl live feed tv"
+wait_test 30 = 0 movie_field tv writer
+check_eq "a killed writer lets go of the channel" 0 "$(movie_field tv writer)"
+feed tv 160 --start 100000
+wait_for 30 writer_attached tv
+check_eq "the next writer attaches" 1 "$(movie_field tv writer)"
+wait "$reader"
+e=$(cat "$TMP/e")
+ktap_print_msg "across writers: $e"
+check_eq "the reader saw both writers, nothing torn" "200 100159 0 0" \
+	"$(for k in status last torn backwards; do field $k "$e"; done | paste -sd' ')"
+check_ok "... from the first writer too" test "$(field first "$e")" -lt 100000
+wait
+
+# --- DEL under load ------------------------------------------------------
+for i in 1 2 3; do
+	opt=()
+	[ "$i" = 3 ] && opt=(--http10)
+	get tv --end --timeout 60 --ready "$TMP/r6.$i" "${opt[@]}" >"$TMP/f.$i" &
+done
+wait_for 30 test -e "$TMP/r6.1" -a -e "$TMP/r6.2" -a -e "$TMP/r6.3"
+"${LT[@]}" gen 1000000 --start 200000 --rate 2000 |
+	"$KVODCTL" live feed tv 2>"$TMP/feed.err" &
+wait_for 30 writer_attached tv
+sleep 2
+check_eq "three readers attached" 3 "$(movie_clients tv)"
+"$KVODCTL" del tv
+wait
+for i in 1 2 3; do
+	f=$(cat "$TMP/f.$i")
+	ktap_print_msg "reader $i: $f"
+	check_eq "DEL: reader $i ($( [ "$i" = 3 ] && echo HTTP/1.0 || echo HTTP/1.1)) got a proper end, nothing torn" \
+		"200 1 0" "$(for k in status ended torn; do field $k "$f"; done | paste -sd' ')"
+done
+check_eq "DEL: the writer is told" "kvodctl: live feed tv: the channel was deleted" \
+	"$(cat "$TMP/feed.err")"
+wait_test 30 = 0 http_counter active
+check_eq "no connection left" 0 "$(http_counter active)"
+check_eq "nothing left resident" 0 "$("$KVODCTL" stats | sed -n 's/^resident: //p')"
+
+# --- rmmod under load ----------------------------------------------------
+"$KVODCTL" live create tv --chunk "$CHUNK" --chunks 8 ||
+	ktap_bail_out "cannot create channel tv again"
+get tv --end --timeout 60 --ready "$TMP/r7" >"$TMP/g" &
+reader=$!
+wait_for 30 test -e "$TMP/r7"
+feed tv 400 --rate 2000
+wait_test 30 = 0 movie_field tv writer
+check_eq "a reader is attached" 1 "$(movie_clients tv)"
+check_ok "rmmod with a reader attached" kvod_unload
+wait "$reader"
+g=$(cat "$TMP/g")
+check_ok "... the reader was cut off, nothing torn ($g)" \
+	test "$(field torn "$g")" = 0 -a "$(field ended "$g")" = 0
+ktap_finish

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Writer and checking readers of numbered MPEG-TS packets, for the live
+channel tests (not a test).
+
+Every packet the writer makes is 188 bytes: the sync byte 0x47, its index
+as 8 bytes big-endian, then 179 bytes that are a function of the index. So
+a reader can tell, for every packet it gets, whether it is whole and which
+it is; and since a ring chunk is a whole number of packets, where the ring
+skipped it ahead. Commands:
+
+  gen COUNT [--start I] [--rate PPS] [--pause-at K --pause S]
+        write COUNT packets from index I to stdout, as fast as the pipe
+        takes them, or PPS packets a second; pause S seconds after the
+        first K
+  get HOST PORT NAME [--http10] [--packets N] [--end] [--after I]
+      [--rcvbuf B] [--slow BPS] [--timeout S] [--ppc P] [--ready FILE]
+        GET /NAME and check every packet: with HTTP/1.1 the chunked coding
+        (each HTTP chunk must be one ring chunk of whole, consecutive
+        packets), with --http10 a close-delimited body. Stop after N
+        packets (default: never), or after a packet at or past index I,
+        or at the end of the body (--end: it must come, and for HTTP/1.1
+        with the last chunk). --rcvbuf shrinks the socket's receive
+        buffer, --slow reads at most BPS bytes a second; --ppc P says a
+        ring chunk holds P packets, so that skips must start on chunk
+        boundaries; --ready FILE is created once the response head is in.
+        Prints one line of key=value: status, packets, chunks, torn
+        (packets that are not whole or out of order within a chunk), gaps
+        (skips between chunks), skipped (packets skipped), first, last,
+        ended (the body ended properly), misaligned (skips not on chunk
+        boundaries), backwards (a chunk older than the one before).
+"""
+import os
+import socket
+import struct
+import sys
+import time
+
+TS = 188
+BODY = TS - 9
+
+
+def body(i):
+    """The 179 bytes after the index of packet @i."""
+    b = (i * 2654435761) & 0xffffffff
+    return bytes(((b >> (8 * (k & 3))) + k) & 0xff for k in range(BODY))
+
+
+BODIES = [body(i) for i in range(256)]
+
+
+def packet(i):
+    return b"\x47" + struct.pack(">Q", i) + BODIES[i & 0xff]
+
+
+def opt(args, name, conv=str, default=None):
+    if name in args:
+        return conv(args[args.index(name) + 1])
+    return default
+
+
+def gen(args):
+    count = int(args[0])
+    start = opt(args, "--start", int, 0)
+    rate = opt(args, "--rate", float, 0)
+    pause_at = opt(args, "--pause-at", int, -1)
+    pause = opt(args, "--pause", float, 0)
+    out = sys.stdout.buffer
+    batch = 64 if not rate else max(1, int(rate / 50))
+    t0 = time.monotonic()
+    i = 0
+    while i < count:
+        n = min(batch, count - i)
+        if pause_at >= 0 and i < pause_at <= i + n:
+            n = pause_at - i
+        out.write(b"".join(packet(start + i + k) for k in range(n)))
+        out.flush()
+        i += n
+        if i == pause_at:
+            time.sleep(pause)
+            t0 += pause
+        if rate:
+            ahead = t0 + i / rate - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+    return 0
+
+
+class Checker:
+    """Checks packets as they come. With chunk framing (chunked coding)
+    a skip inside a chunk makes the packet torn; without it, --ppc still
+    catches a skip that is not on a ring chunk boundary."""
+
+    def __init__(self, ppc, framed):
+        self.ppc, self.framed = ppc, framed
+        self.packets = self.chunks = self.torn = 0
+        self.gaps = self.skipped = self.misaligned = self.backwards = 0
+        self.first = self.last = None
+        self.boundary = True
+        self.buf = b""
+
+    def chunk_start(self):
+        self.chunks += 1
+        self.boundary = True
+        if self.buf:
+            self.torn += 1      # a packet split across chunks
+            self.buf = b""
+
+    def feed(self, data):
+        self.buf += data
+        n = len(self.buf) // TS
+        for k in range(n):
+            self.one(self.buf[k * TS:(k + 1) * TS])
+        self.buf = self.buf[n * TS:]
+
+    def one(self, p):
+        i = struct.unpack(">Q", p[1:9])[0]
+        if p[0] != 0x47 or p[9:] != BODIES[i & 0xff]:
+            self.torn += 1
+            return
+        self.packets += 1
+        if self.last is not None and i != self.last + 1:
+            if i <= self.last:
+                self.backwards += 1
+            else:
+                self.gaps += 1
+                self.skipped += i - self.last - 1
+                if not self.boundary:
+                    self.torn += 1
+                if self.ppc and i % self.ppc:
+                    self.misaligned += 1
+        if self.first is None:
+            self.first = i
+        self.last = i
+        self.boundary = not self.framed
+
+
+def read_head(s, ready):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = s.recv(4096)
+        if not got:
+            raise EOFError("no response head")
+        data += got
+    head, rest = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    fields = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        fields[k.strip().lower()] = v.strip()
+    if ready:
+        open(ready, "w").close()
+    return status, fields, rest
+
+
+class Source:
+    """Reads a socket, at most @bps bytes a second if set."""
+
+    def __init__(self, s, rest, bps):
+        self.s, self.buf, self.bps = s, rest, bps
+        self.t0, self.got = time.monotonic(), 0
+
+    def fill(self):
+        want = 65536
+        if self.bps:
+            want = 4096
+            ahead = self.t0 + self.got / self.bps - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+        data = self.s.recv(want)
+        self.got += len(data)
+        self.buf += data
+        return bool(data)
+
+    def take(self, n):
+        while len(self.buf) < n:
+            if not self.fill():
+                raise EOFError
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            if not self.fill():
+                raise EOFError
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+
+def done(c, packets, after):
+    if packets and c.packets >= packets:
+        return True
+    return after is not None and c.last is not None and c.last >= after
+
+
+def get(args):
+    host, port, name = args[0], int(args[1]), args[2]
+    http10 = "--http10" in args
+    want_end = "--end" in args
+    packets = opt(args, "--packets", int, 0)
+    after = opt(args, "--after", int, None)
+    rcvbuf = opt(args, "--rcvbuf", int, 0)
+    bps = opt(args, "--slow", int, 0)
+    timeout = opt(args, "--timeout", float, 60)
+    ppc = opt(args, "--ppc", int, 0)
+    ready = opt(args, "--ready")
+
+    s = socket.socket()
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(timeout)
+    s.connect((host, port))
+    ver = "1.0" if http10 else "1.1"
+    s.sendall(f"GET /{name} HTTP/{ver}\r\nHost: t\r\n\r\n".encode())
+    ended = 0
+    status = "none"
+    c = Checker(ppc, False)
+    try:
+        status, fields, rest = read_head(s, ready)
+        src = Source(s, rest, bps)
+        chunked = fields.get("transfer-encoding") == "chunked"
+        c.framed = chunked
+        while not done(c, packets, after):
+            if chunked:
+                # kvod sends a chunk's closing CRLF with the next size
+                # line, so read it only when asking for the next chunk.
+                if c.chunks and src.take(2) != b"\r\n":
+                    c.torn += 1
+                size = int(src.line().split(b";")[0], 16)
+                if size == 0:
+                    src.line()
+                    ended = 1
+                    break
+                if size % TS:
+                    c.torn += 1
+                c.chunk_start()
+                c.feed(src.take(size))
+            else:
+                if not src.buf and not src.fill():
+                    ended = 1
+                    break
+                c.feed(src.buf)
+                src.buf = b""
+    except EOFError:
+        pass
+    except socket.timeout:
+        status = f"{status}/timeout"
+    except ConnectionError:
+        status = f"{status}/reset"
+    s.close()
+    if want_end and not ended:
+        status = f"{status}/unended"
+    print(f"status={status} packets={c.packets} chunks={c.chunks} "
+          f"torn={c.torn} gaps={c.gaps} skipped={c.skipped} "
+          f"first={c.first} last={c.last} ended={ended} "
+          f"misaligned={c.misaligned} backwards={c.backwards}")
+    return 0
+
+
+def main(argv):
+    cmds = {"gen": gen, "get": get}
+    if len(argv) < 2 or argv[1] not in cmds:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        return cmds[argv[1]](argv[2:])
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
