@@ -44,6 +44,18 @@
  *    requeues itself), then free it. A work item that finds itself
  *    unlinked returns without touching the push.
  * Teardown: the socket first (no more sends), then the movie reference.
+ *
+ * A push of a live channel (live.c) sends the ring's chunks as they
+ * complete, from the newest complete one at the start: it holds one chunk
+ * at a time (kvod_live_take()) and its RTP packets carry up to 7 TS
+ * packets of that chunk. Its wait entry is on the channel's wait queue
+ * from PUSH_START until teardown, and a completed chunk queues the work
+ * if it is idle. A push that finds no chunk ready waits for one without
+ * a timer, and when chunks come again its schedule starts over from then
+ * (a writer's pause is not caught up in a burst). One that falls a ring
+ * behind is moved ahead by kvod_live_take() (the channel's overruns).
+ * DEL of the channel ends the push. The wait entry comes off before the
+ * work item is cancelled, so nothing queues it again afterwards.
  * The socket does not hold its namespace (kernel sockets do not); the
  * listeners' pernet pre_exit hook (listener.c) stops the namespace's
  * pushes, after its listeners, while it is intact.
@@ -124,6 +136,13 @@
  * @errors: packets the socket refused
  * @hdrs: page fragments for RTP headers; used by @work only, drained at
  *	release (packets in flight hold their own page references)
+ * @live: a live channel's push: see the top of the file; the rest only
+ *	@work touches
+ * @live.wait: on the channel's wait queue while @live.watching
+ * @live.page: the chunk being sent, held; NULL between chunks
+ * @live.seq: that chunk, or the next one wanted
+ * @live.len: its bytes
+ * @live.stalled: the last attempt found no chunk: restart the schedule
  */
 struct kvod_push {
 	struct list_head node;
@@ -151,6 +170,14 @@ struct kvod_push {
 	atomic64_t late;
 	atomic64_t errors;
 	struct page_frag_cache hdrs;
+	struct {
+		struct wait_queue_entry wait;
+		bool watching;
+		struct page *page;
+		u64 seq;
+		u32 len;
+		bool stalled;
+	} live;
 };
 
 static LIST_HEAD(kvod_pushes);		/* under kvod_push_lock, by id */
@@ -207,8 +234,13 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 		return -ENOBUFS;	/* retry this packet later */
 	rtp_header(p, p->k, hdr);
 	bvec_set_virt(&bv[0], hdr, PUSH_RTP_HDR);
-	len = kvod_movie_bvecs(p->movie, p->offset, len, bv + 1,
-			       ARRAY_SIZE(bv) - 1, &n);
+	if (p->live.page) {
+		bvec_set_page(&bv[1], p->live.page, len, p->offset);
+		n = 1;
+	} else {
+		len = kvod_movie_bvecs(p->movie, p->offset, len, bv + 1,
+				       ARRAY_SIZE(bv) - 1, &n);
+	}
 
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_TXTIME;
@@ -246,10 +278,68 @@ static bool push_may_loop(struct kvod_push *p)
 	return m == p->movie;
 }
 
-/* Payload of the next packet: whole TS packets only. 0: the push is over. */
-static size_t push_next_len(struct kvod_push *p)
+#define PUSH_IDLE	((size_t)-1)	/* push_next_len(): no chunk ready */
+
+/*
+ * A live push's next payload, from the chunk it holds or the next one;
+ * @p->offset is the offset in the chunk. 0: the channel ended; PUSH_IDLE:
+ * no chunk is complete yet.
+ */
+static size_t push_live_next_len(struct kvod_push *p, ktime_t now)
 {
-	u64 left = p->movie->length - p->offset;
+	int ret;
+
+	if (p->live.page && p->offset == p->live.len) {
+		put_page(p->live.page);
+		p->live.page = NULL;
+		p->live.seq++;
+	}
+	if (!p->live.page) {
+		ret = kvod_live_take(p->movie->live, &p->live.seq,
+				     &p->live.page, &p->live.len);
+		if (ret == -EAGAIN) {
+			p->live.stalled = true;
+			return PUSH_IDLE;
+		}
+		if (ret)
+			return 0;
+		p->offset = 0;
+		if (p->live.stalled) {
+			/* Packet k is due a window from now, as at the start. */
+			p->start = ktime_sub_ns(ktime_add_ns(now, p->window),
+						p->k * p->interval);
+			p->live.stalled = false;
+		}
+	}
+	return min_t(u64, PUSH_PAYLOAD, p->live.len - p->offset);
+}
+
+static int push_live_wake(struct wait_queue_entry *wait, unsigned int mode,
+			  int flags, void *key)
+{
+	struct kvod_push *p = container_of(wait, struct kvod_push, live.wait);
+
+	/* Pending on a timer means it has a chunk to send: leave it. */
+	queue_delayed_work(kvod_push_wq, &p->work, 0);
+	return 0;
+}
+
+/* Take the wait entry off; after this nothing queues the work but itself. */
+static void push_unwatch(struct kvod_push *p)
+{
+	if (p->live.watching)
+		kvod_live_unwatch(p->movie->live, &p->live.wait);
+	p->live.watching = false;
+}
+
+/* Payload of the next packet: whole TS packets only. 0: the push is over. */
+static size_t push_next_len(struct kvod_push *p, ktime_t now)
+{
+	u64 left;
+
+	if (p->movie->live)
+		return push_live_next_len(p, now);
+	left = p->movie->length - p->offset;
 
 	if (left < PUSH_TS_PACKET) {
 		if (!push_may_loop(p))
@@ -269,6 +359,9 @@ static void push_release(struct kvod_push *p)
 	sock_release(p->sock);
 	p->sock = NULL;
 	page_frag_cache_drain(&p->hdrs);
+	if (p->live.page)
+		put_page(p->live.page);
+	p->live.page = NULL;
 	kvod_movie_close(p->movie);
 	p->movie = NULL;
 }
@@ -304,6 +397,9 @@ static void push_finish(struct kvod_push *p)
 		 atomic64_read(&p->packets));
 	if (delay)
 		msleep(delay);
+	push_unwatch(p);
+	/* A chunk may have queued us again since we started: undo that. */
+	cancel_delayed_work(&p->work);
 	push_release(p);
 	pr_debug("push %u: released\n", p->id);
 
@@ -325,12 +421,14 @@ static void push_work(struct work_struct *w)
 	s64 wait;
 
 	while (ktime_before(push_due(p, p->k), ktime_add_ns(now, p->window))) {
-		size_t len = push_next_len(p);
+		size_t len = push_next_len(p, now);
 
 		if (!len) {
 			push_finish(p);
 			return;
 		}
+		if (len == PUSH_IDLE)
+			return;	/* the channel queues us with its next chunk */
 		if (push_send_one(p, len, now))
 			goto full;	/* this packet again, when there is room */
 		p->offset += len;
@@ -444,16 +542,16 @@ static int push_setup(struct kvod_push *p, const struct kvod_push_start *req)
 	p->movie = kvod_movie_open(req->name);
 	if (!p->movie)
 		return -ENOENT;
-	if (p->movie->live) {	/* no live push yet */
-		kvod_movie_close(p->movie);
-		return -EOPNOTSUPP;
-	}
 	p->rate = req->rate ?: p->movie->bitrate;
 	if (p->rate < PUSH_RATE_MIN || p->rate > PUSH_RATE_MAX ||
-	    p->movie->length < PUSH_TS_PACKET) {
+	    (!p->movie->live && p->movie->length < PUSH_TS_PACKET) ||
+	    (p->movie->live && (!kvod_live_ts(p->movie->live) ||
+				(req->opts & KVOD_PUSH_LOOP)))) {
 		kvod_movie_close(p->movie);
 		return -EINVAL;
 	}
+	if (p->movie->live)
+		p->live.seq = kvod_live_newest(p->movie->live);
 	p->interval = div64_u64((u64)PUSH_PAYLOAD * 8 * NSEC_PER_SEC, p->rate);
 	return 0;
 }
@@ -496,6 +594,11 @@ int kvod_push_start(struct kvod_push_start *req)
 	kvod_nr_pushes++;
 	/* The first packet is due one window from now. */
 	p->start = ktime_add_ns(push_now(p), p->window);
+	if (p->movie->live) {
+		init_waitqueue_func_entry(&p->live.wait, push_live_wake);
+		kvod_live_watch(p->movie->live, &p->live.wait);
+		p->live.watching = true;
+	}
 	queue_delayed_work(kvod_push_wq, &p->work, 0);
 	req->id = p->id;
 	mutex_unlock(&kvod_push_lock);
@@ -516,6 +619,7 @@ err_free:
 /* Unlinked by the caller, so nobody else frees it; may sleep. */
 static void push_stop(struct kvod_push *p)
 {
+	push_unwatch(p);
 	cancel_delayed_work_sync(&p->work);
 	push_free(p);
 }

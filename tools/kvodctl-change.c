@@ -51,18 +51,10 @@ int cmd_del(const struct kvodctl_args *a)
 {
 	const char *name = a->pos[0];
 	struct kvod_movie_ref req;
-	int dev, ret;
+	int ret;
 
 	memset(&req, 0, sizeof(req));
 	req.size = sizeof(req);
 	ret = kvod_set_name(req.name, a->cmd, name);
-	if (ret)
-		return ret;
-
-	dev = kvod_open(O_RDWR);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_DEL, &req, a->cmd, name);
-	close(dev);
-	return ret;
+	return ret ?: kvod_change(KVOD_IOC_MOVIE_DEL, &req, a->cmd, name);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 /* $KVOD_DEVICE lets tests point kvodctl elsewhere. */
 static const char *kvod_path(void)
@@ -82,6 +83,27 @@ int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
 	else
 		err_msg("%s: %s", cmd, why);
 	return EXIT_RUNTIME;
+}
+
+/**
+ * kvod_change() - one ioctl that changes state, on a device opened for it
+ * @req: KVOD_IOC_*
+ * @arg: its argument struct
+ * @cmd: the kvodctl command, for the message
+ * @what: what it acts on, or NULL
+ *
+ * Returns 0 or EXIT_RUNTIME, after saying why.
+ */
+int kvod_change(unsigned long req, void *arg, const char *cmd,
+		const char *what)
+{
+	int dev = kvod_open(O_RDWR), ret;
+
+	if (dev < 0)
+		return EXIT_RUNTIME;
+	ret = kvod_ioctl(dev, req, arg, cmd, what);
+	close(dev);
+	return ret;
 }
 
 /*

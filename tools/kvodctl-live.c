@@ -12,7 +12,6 @@
 #include "kvodctl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,7 +34,7 @@ int cmd_live_create(const struct kvodctl_args *a)
 {
 	const char *name = a->pos[0];
 	struct kvod_live_create req;
-	int dev, ret;
+	int ret;
 
 	live_request(&req, a);
 	if (!a->raw && req.chunk_size % 188) {
@@ -44,14 +43,7 @@ int cmd_live_create(const struct kvodctl_args *a)
 		return EXIT_USAGE;
 	}
 	ret = kvod_set_name(req.name, a->cmd, name);
-	if (ret)
-		return ret;
-	dev = kvod_open(O_RDWR);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, KVOD_IOC_LIVE_CREATE, &req, a->cmd, name);
-	close(dev);
-	return ret;
+	return ret ?: kvod_change(KVOD_IOC_LIVE_CREATE, &req, a->cmd, name);
 }
 
 /* Copy with read() and write(); 0 at end of input, or an errno. */
@@ -98,18 +90,12 @@ int cmd_live_feed(const struct kvodctl_args *a)
 {
 	const char *name = a->pos[0];
 	struct kvod_live_feed req;
-	int dev, ret, err;
+	int ret, err;
 
 	memset(&req, 0, sizeof(req));
 	req.size = sizeof(req);
-	ret = kvod_set_name(req.name, a->cmd, name);
-	if (ret)
-		return ret;
-	dev = kvod_open(O_RDWR);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, KVOD_IOC_LIVE_FEED, &req, a->cmd, name);
-	close(dev);
+	ret = kvod_set_name(req.name, a->cmd, name) ?:
+	      kvod_change(KVOD_IOC_LIVE_FEED, &req, a->cmd, name);
 	if (ret)
 		return ret;
 

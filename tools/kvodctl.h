@@ -78,6 +78,8 @@ int get_list(int dev, unsigned long req_nr, size_t esize, void **out,
 	     size_t *n, const char *cmd);
 int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
 	       const char *what);
+int kvod_change(unsigned long req, void *arg, const char *cmd,
+		const char *what);
 int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd,
 		  const char *what);
 

@@ -162,25 +162,6 @@ static void expect_info_fresh(struct __test_metadata *_metadata,
 	EXPECT_EQ(0ULL, mi->live_overruns);
 }
 
-/* Deletes whatever is registered; 0 or the first error. */
-static int catalog_clear(int dev)
-{
-	struct kvod_movie_info e[SNAP_MAX];
-	__u32 count, filled, i;
-	int ret;
-
-	do {
-		ret = kvod_list(dev, e, SNAP_MAX, &count, &filled);
-		if (ret)
-			return ret;
-		for (i = 0; i < filled; i++) {
-			ret = kvod_del(dev, e[i].name);
-			if (ret)
-				return ret;
-		}
-	} while (count > filled);
-	return 0;
-}
 
 static int read_param(unsigned long long *val)
 {
@@ -319,7 +300,7 @@ FIXTURE_SETUP(kvod)
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev) TH_LOG("open %s: %s", KVOD_DEVICE,
 				       strerror(errno));
-	ASSERT_EQ(0, catalog_clear(self->dev));
+	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 	ASSERT_EQ(0, kvod_stats(self->dev, &st));
 	ASSERT_EQ(0U, st.movies);
 	ASSERT_EQ(0ULL, st.resident);
@@ -328,7 +309,7 @@ FIXTURE_SETUP(kvod)
 FIXTURE_TEARDOWN(kvod)
 {
 	if (self->dev >= 0) {
-		EXPECT_EQ(0, catalog_clear(self->dev));
+		EXPECT_EQ(0, kvod_catalog_clear(self->dev));
 		close(self->dev);
 	}
 }
@@ -786,7 +767,7 @@ FIXTURE_SETUP(bad_name)
 {
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev);
-	ASSERT_EQ(0, catalog_clear(self->dev));
+	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 	self->file = kvod_make_file(5000, 3);
 	ASSERT_LE(0, self->file);
 	add_keep(_metadata, self->dev);
@@ -798,7 +779,7 @@ FIXTURE_SETUP(bad_name)
 
 FIXTURE_TEARDOWN(bad_name)
 {
-	EXPECT_EQ(0, catalog_clear(self->dev));
+	EXPECT_EQ(0, kvod_catalog_clear(self->dev));
 	close(self->file);
 	close(self->dev);
 }
@@ -1753,7 +1734,7 @@ FIXTURE_SETUP(abi)
 	ASSERT_LE(0, self->dev);
 	/* A test whose setup failed had no teardown. */
 	ASSERT_EQ(0, kvod_stop_all(self->dev));
-	ASSERT_EQ(0, catalog_clear(self->dev));
+	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 	self->netns = kvod_netns();
 	ASSERT_NE(0U, self->netns);
 	self->file = kvod_make_file(8192, 21);
@@ -1779,7 +1760,7 @@ FIXTURE_TEARDOWN(abi)
 
 	/* Pushes first: one may hold a movie that DEL made a zombie. */
 	EXPECT_EQ(0, kvod_stop_all(self->dev));
-	EXPECT_EQ(0, catalog_clear(self->dev));
+	EXPECT_EQ(0, kvod_catalog_clear(self->dev));
 	EXPECT_EQ(0, snap_take(self->dev, &left));
 	EXPECT_EQ(0U, left.count);
 	EXPECT_EQ(0U, left.st.zombies);
@@ -2393,7 +2374,7 @@ FIXTURE_SETUP(cap)
 		SKIP(return, "KVOD_NO_LOAD: will not reload the module");
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev);
-	ASSERT_EQ(0, catalog_clear(self->dev));
+	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 }
 
 FIXTURE_TEARDOWN(cap)
@@ -2613,7 +2594,7 @@ TEST_F(module, unload_with_movies)
 	ASSERT_LE(0, fd);
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev);
-	ASSERT_EQ(0, catalog_clear(self->dev));
+	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 	ASSERT_EQ(0, kvod_add(self->dev, "left1", fd, 0));
 	ASSERT_EQ(0, kvod_add(self->dev, "left2", fd, 0));
 	close(fd);

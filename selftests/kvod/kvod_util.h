@@ -146,6 +146,26 @@ static inline int kvod_list(int dev, struct kvod_movie_info *entries,
 			    sizeof(*entries), room, count, filled);
 }
 
+/* Deletes every movie and live channel; 0 or the first error. */
+static inline int kvod_catalog_clear(int dev)
+{
+	struct kvod_movie_info e[32];
+	__u32 count, filled, i;
+	int ret;
+
+	do {
+		ret = kvod_list(dev, e, 32, &count, &filled);
+		if (ret)
+			return ret;
+		for (i = 0; i < filled; i++) {
+			ret = kvod_del(dev, e[i].name);
+			if (ret)
+				return ret;
+		}
+	} while (count > filled);
+	return 0;
+}
+
 /* LISTEN (@on) or UNLISTEN @proto on the IPv4 address @ip, port @port. */
 static inline int kvod_listen_v4(int dev, bool on, __u32 proto,
 				 const char *ip, __u16 port)

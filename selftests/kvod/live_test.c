@@ -66,25 +66,6 @@ static int count_fds(void)
 	return n - 1;	/* the DIR's own */
 }
 
-/* Deletes every movie and channel; 0 or the first error. */
-static int catalog_clear(int dev)
-{
-	struct kvod_movie_info e[32];
-	__u32 count, filled, i;
-	int ret;
-
-	do {
-		ret = kvod_list(dev, e, 32, &count, &filled);
-		if (ret)
-			return ret;
-		for (i = 0; i < filled; i++) {
-			ret = kvod_del(dev, e[i].name);
-			if (ret)
-				return ret;
-		}
-	} while (count > filled);
-	return 0;
-}
 
 /* What a rejected call must leave as it was: stats and the whole list. */
 struct snap {
@@ -119,14 +100,14 @@ FIXTURE_SETUP(live)
 {
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev);
-	ASSERT_EQ(0, catalog_clear(self->dev));
+	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 }
 
 FIXTURE_TEARDOWN(live)
 {
 	struct kvod_stats st;
 
-	EXPECT_EQ(0, catalog_clear(self->dev));
+	EXPECT_EQ(0, kvod_catalog_clear(self->dev));
 	/* Every fd is closed by now: nothing may stay resident. */
 	EXPECT_EQ(0, kvod_stats(self->dev, &st));
 	EXPECT_EQ(0ULL, st.resident);
@@ -228,14 +209,14 @@ FIXTURE_SETUP(bad_create)
 {
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev);
-	ASSERT_EQ(0, catalog_clear(self->dev));
+	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 	/* Something to stay intact. */
 	ASSERT_EQ(0, live_create(self->dev, "keep", KVOD_LIVE_TS, CHUNK, 4, 0));
 }
 
 FIXTURE_TEARDOWN(bad_create)
 {
-	EXPECT_EQ(0, catalog_clear(self->dev));
+	EXPECT_EQ(0, kvod_catalog_clear(self->dev));
 	close(self->dev);
 }
 
@@ -515,13 +496,15 @@ TEST_F(live, listed_with_movies)
 	EXPECT_EQ(4096U, e[2].live_chunk_size);
 }
 
-/* A channel is no movie for push (yet). */
-TEST_F(live, push_refuses_a_channel)
+/* A channel cannot loop, and push sends MPEG-TS only (live_rtp.sh pushes). */
+TEST_F(live, push_rejects)
 {
 	__u32 id;
 
 	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	EXPECT_REJECTED(EOPNOTSUPP, kvod_push_loop(self->dev, "tv", 9, &id));
+	ASSERT_EQ(0, live_create(self->dev, "raw", 0, 4096, 4, 1000000));
+	EXPECT_REJECTED(EINVAL, kvod_push_loop(self->dev, "tv", 9, &id));
+	EXPECT_REJECTED(EINVAL, kvod_push_loop(self->dev, "raw", 9, &id));
 }
 
 /* An open feed fd pins the module; closing it lets the module go. */

@@ -29,6 +29,14 @@ skipped it ahead. Commands:
         (skips between chunks), skipped (packets skipped), first, last,
         ended (the body ended properly), misaligned (skips not on chunk
         boundaries), backwards (a chunk older than the one before).
+  rtp ADDR PORT [--after I] [--idle S] [--ppc P] [--ready FILE]
+        receive RTP (RFC 2250: MPEG-TS, payload type 33) on ADDR:PORT
+        until a packet at or past index I, or S seconds without a
+        datagram (default 10); check the TS packets as get does, and the
+        RTP header. Prints what get prints (status is "rtp" or
+        "rtp/idle"), and rtp (datagrams), lost (RTP sequence numbers
+        missing), badhdr (not version 2, payload type 33, one SSRC), secs
+        (from the first datagram to the last).
 """
 import os
 import socket
@@ -240,8 +248,11 @@ def get(args):
                 if not src.buf and not src.fill():
                     ended = 1
                     break
-                c.feed(src.buf)
-                src.buf = b""
+                n = len(src.buf)
+                if packets:     # no further than the packets asked for
+                    n = min(n, (packets - c.packets) * TS - len(c.buf))
+                c.feed(src.buf[:n])
+                src.buf = src.buf[n:]
     except EOFError:
         pass
     except socket.timeout:
@@ -258,8 +269,58 @@ def get(args):
     return 0
 
 
+def rtp(args):
+    addr, port = args[0], int(args[1])
+    after = opt(args, "--after", int, None)
+    idle = opt(args, "--idle", float, 10)
+    ppc = opt(args, "--ppc", int, 0)
+    ready = opt(args, "--ready")
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind((addr, port))
+    s.settimeout(idle)
+    if ready:
+        open(ready, "w").close()
+    c = Checker(ppc, False)
+    status = "rtp"
+    n = lost = badhdr = 0
+    seq = ssrc = None
+    t0 = t1 = 0
+    while not done(c, 0, after):
+        try:
+            d = s.recv(2048)
+        except socket.timeout:
+            status = "rtp/idle"
+            break
+        t1 = time.monotonic()
+        if not n:
+            t0 = t1
+        n += 1
+        hdr = d[:12]
+        if len(d) < 12 or hdr[0] != 0x80 or hdr[1] & 0x7f != 33:
+            badhdr += 1
+            continue
+        q, ss = struct.unpack(">H", hdr[2:4])[0], hdr[8:12]
+        if ssrc is None:
+            ssrc = ss
+        elif ss != ssrc:
+            badhdr += 1
+        if seq is not None:
+            lost += (q - seq - 1) & 0xffff
+        seq = q
+        if (len(d) - 12) % TS:
+            c.torn += 1
+        c.feed(d[12:])
+    print(f"status={status} packets={c.packets} torn={c.torn} "
+          f"gaps={c.gaps} skipped={c.skipped} first={c.first} "
+          f"last={c.last} misaligned={c.misaligned} "
+          f"backwards={c.backwards} rtp={n} lost={lost} badhdr={badhdr} "
+          f"secs={t1 - t0:.2f}")
+    return 0
+
+
 def main(argv):
-    cmds = {"gen": gen, "get": get}
+    cmds = {"gen": gen, "get": get, "rtp": rtp}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -66,13 +66,7 @@ wait_for 30 grep -q listening "$TMP/rx" || ktap_print_msg "txrecv did not start"
 tx "$KVODCTL" push m "udp://$ADDR_RX:5010" --rate "$RATE" >/dev/null ||
 	ktap_print_msg "kvodctl push failed"
 wait "$rxpid"
-# The control: a copying sender, to a port nobody listens on.
-tx python3 -S - "$CONTROL_PKTS" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for _ in range(int(sys.argv[1])):
-    s.sendto(b"x" * 1316, ("127.0.0.1", 9))
-PY
+zc_udp_control "$CONTROL_PKTS" tx
 
 read -r sent spliced csent cspliced < <(zc_sums)
 zc_probes_off

@@ -10,7 +10,7 @@
 # again, nothing is left, and rmmod during link changes unloads cleanly.
 #
 # timeout: 900
-# transports: rxe siw siwlo
+# transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/race_lib.bash

@@ -10,7 +10,7 @@
 # QP on the device.
 #
 # timeout: 900
-# transports: rxe siw siwlo
+# transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/race_lib.bash

@@ -10,7 +10,7 @@
 # it is counted apart and may appear once.
 #
 # timeout: 600
-# transports: rxe siw siwlo
+# transports: rxe siw
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

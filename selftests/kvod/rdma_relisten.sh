@@ -12,7 +12,7 @@
 # the debug kernel (KASAN, lockdep) is what sees a lost one.
 #
 # timeout: 900
-# transports: rxe siw siwlo
+# transports: rxe siw
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

@@ -9,7 +9,7 @@
 # unknown movie fails with kvod-fetch's wording in VLC's log.
 #
 # timeout: 600
-# transports: rxe siw siwlo
+# transports: rxe siw
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

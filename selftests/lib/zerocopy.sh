@@ -85,3 +85,15 @@ s.close()
 t.join()
 PY
 }
+
+# zc_udp_control N [PREFIX...]: the control of a UDP test: python sends N
+# datagrams of 1316 bytes to a port of 127.0.0.1 nobody listens on, with a
+# plain, copying sendto(), run under PREFIX (a netns wrapper) if given.
+zc_udp_control() {
+	"${@:2}" /usr/bin/python3 -S - "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(int(sys.argv[1])):
+    s.sendto(b"x" * 1316, ("127.0.0.1", 9))
+PY
+}

@@ -331,9 +331,15 @@ struct kvod_listener_info {
  * sent to its end, and a looping push of a deleted movie ends there too.
  * A movie whose length is not a multiple of 188 bytes loses its tail.
  *
+ * A push of a live channel (KVOD_LIVE_TS only, never KVOD_PUSH_LOOP)
+ * sends each chunk once it is complete, from the newest complete one
+ * on; it waits while there is none, and ends when the channel is
+ * deleted. One slower than the channel's writer skips to the newest
+ * chunk when the ring has overwritten the next one (live_overruns).
+ *
  * Errors: EINVAL (bad opts, rate, window, address or name; rate 0 for a
- * movie whose bitrate is not in that range), ENOENT (no such movie),
- * EOPNOTSUPP (the name is a live channel, which push does not send yet),
+ * movie whose bitrate is not in that range; a live channel that is not
+ * MPEG-TS, or KVOD_PUSH_LOOP for one), ENOENT (no such movie),
  * ENOSPC (too many pushes), ENETUNREACH and the like from connecting the
  * socket, EPERM, EFAULT (the id could not be written back: the push was
  * stopped again, so no push runs that its caller cannot name).

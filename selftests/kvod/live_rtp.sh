@@ -1,0 +1,147 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Pushes of live channels: each chunk goes out as paced RTP once it is
+# complete. Numbered MPEG-TS packets (live_tool.py) are checked at the
+# receiver on 127.0.0.1: whole, in order, no RTP packet lost, one SSRC;
+# the push is paced at its rate and copies nothing (as push_zerocopy.sh
+# checks for movies); it waits for a writer that pauses; one
+# that falls a ring behind is moved ahead at chunk boundaries and the
+# skip is counted; DEL ends it; and the errors.
+# timeout: 300
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/kvod/http_lib.bash
+. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/zerocopy.sh
+. "$HERE/../lib/zerocopy.sh"
+
+LT=("$PY" -S "$HERE/live_tool.py")
+PPC=16
+CHUNK=$((PPC * 188))
+DST=udp://127.0.0.1
+
+field() {
+	sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -n1
+}
+
+fields() {
+	local line=$1 k
+
+	shift
+	for k; do field "$k" "$line"; done | paste -sd' '
+}
+
+# rtp PORT ARGS...: a checking receiver in the background, ready when
+# $TMP/ready.PORT exists; its result goes to $TMP/rtp.PORT.
+rtp() {
+	local port=$1
+
+	shift
+	rm -f "$TMP/ready.$port"
+	"${LT[@]}" rtp 127.0.0.1 "$port" --ready "$TMP/ready.$port" "$@" \
+		>"$TMP/rtp.$port" &
+	wait_for 30 test -e "$TMP/ready.$port"
+}
+
+feed() {
+	local name=$1
+
+	shift
+	"${LT[@]}" gen "$@" | "$KVODCTL" live feed "$name"
+}
+
+live_rtp_cleanup() {
+	zc_probes_off
+	http_cleanup
+}
+trap live_rtp_cleanup EXIT
+
+pushes() {
+	"$KVODCTL" list --json | jq '.pushes | length'
+}
+
+ktap_header
+ktap_plan 17
+kvod_load || ktap_bail_out "cannot load kvod.ko"
+"$KVODCTL" live create tv --chunk "$CHUNK" --chunks 256 ||
+	ktap_bail_out "cannot create channel tv"
+"$KVODCTL" live create raw --raw --chunk 4096 --chunks 4 ||
+	ktap_bail_out "cannot create channel raw"
+
+# --- Errors -----------------------------------------------------------------
+check_errno "a channel without a bit rate needs --rate" EINVAL \
+	"$KVODCTL" push tv "$DST:5004"
+check_errno "a channel cannot loop" EINVAL \
+	"$KVODCTL" push tv "$DST:5004" --rate 4M --loop
+check_errno "a channel that is not MPEG-TS cannot be pushed" EINVAL \
+	"$KVODCTL" push raw "$DST:5004" --rate 4M
+check_eq "nothing was started" 0 "$(pushes)"
+
+# --- Paced, whole, in order ---------------------------------------------
+# The push starts before any chunk: it waits, then takes chunk 0. The
+# ring holds all 3200 packets, so the push never has to skip.
+rtp 5004 --after 3199 --ppc $PPC
+zc_probes_on udp_sendmsg
+"$KVODCTL" push tv "$DST:5004" --rate 4M >/dev/null ||
+	ktap_bail_out "cannot push tv"
+check_eq "the channel has the push as a client" 1 "$(movie_clients tv)"
+feed tv 3200
+wait
+zc_udp_control 200
+read -r sent spliced csent cspliced < <(zc_sums)
+zc_probes_off
+r=$(cat "$TMP/rtp.5004")
+ktap_print_msg "push: $r" \
+	"kworkers: UDP took $sent bytes, $spliced by reference; control $csent, $cspliced"
+check_eq "every TS packet from the first, whole, in order, none lost" \
+	"rtp 0 3199 0 0 0 0 0" \
+	"$(fields "$r" status first last torn gaps backwards lost badhdr)"
+# 3200 packets of 188 bytes at 4 Mbit/s: 1.2 s.
+check_ok "paced at its rate: $(field secs "$r") s for 1.2 s of payload" \
+	awk -v s="$(field secs "$r")" 'BEGIN { exit !(s >= 1.0) }'
+
+check_ok "the probes see a copying sender copy (control)" \
+	test $((csent - cspliced)) -ge $((200 * 1316))
+check_ok "kvod hands every TS packet to UDP by page reference" \
+	test "$spliced" -ge $((3200 * 188))
+check_eq "kvod has UDP copy nothing, headers included" 0 $((sent - spliced))
+
+# --- A writer that pauses -------------------------------------------------
+rtp 5004 --after 3839 --ppc $PPC
+{ feed tv 320 --start 3200; sleep 3; feed tv 320 --start 3520; } &
+wait
+r=$(cat "$TMP/rtp.5004")
+check_eq "across a pause of the writer: nothing lost" "rtp 3200 3839 0 0 0" \
+	"$(fields "$r" status first last torn gaps lost)"
+
+# --- DEL ends the push ------------------------------------------------------
+"$KVODCTL" del tv
+wait_test 20 = 0 pushes
+check_eq "DEL of the channel ends its push" 0 "$(pushes)"
+
+# --- A push slower than its writer falls behind -----------------------------
+"$KVODCTL" live create slow --chunk "$CHUNK" --chunks 4 ||
+	ktap_bail_out "cannot create channel slow"
+# The writer makes 752 kbit/s for 4 s; the push sends 400 kbit/s.
+rtp 5006 --after 1999 --ppc $PPC --idle 30
+"$KVODCTL" push slow "$DST:5006" --rate 400k >/dev/null ||
+	ktap_bail_out "cannot push slow"
+feed slow 2000 --rate 500
+wait
+overruns=$(movie_field slow overruns)
+r=$(cat "$TMP/rtp.5006")
+ktap_print_msg "slow push: $r; overruns $overruns"
+check_eq "a slow push: nothing torn, out of order or lost" "rtp 0 0 0 0" \
+	"$(fields "$r" status torn backwards lost misaligned)"
+check_ok "... it was moved ahead ($(field gaps "$r") times)" \
+	test "$(field gaps "$r")" -gt 0
+check_eq "... past exactly the chunks counted as overruns" \
+	"$((overruns * PPC))" "$(field skipped "$r")"
+check_eq "... and it sent the last chunk" 1999 "$(field last "$r")"
+"$KVODCTL" del slow
+wait_test 20 = 0 pushes
+check_eq "no push left" 0 "$(pushes)"
+
+kvod_unload
+ktap_finish
