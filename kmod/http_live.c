@@ -18,7 +18,8 @@
  * the channel's wait queue, so a completed chunk or the channel's end
  * queues the connection's work; a full socket wakes it as for movies.
  * When the channel ends (DEL), the body ends with the last chunk of the
- * chunked coding (HTTP/1.1) or with the connection (HTTP/1.0).
+ * chunked coding (HTTP/1.1) or with the connection (HTTP/1.0). A client
+ * that closes its side while the channel is idle is let go at once.
  */
 #include <linux/bvec.h>
 #include <linux/kernel.h>
@@ -27,6 +28,7 @@
 #include <linux/uio.h>
 #include <linux/wait.h>
 #include <net/sock.h>
+#include <net/tcp_states.h>
 
 #include "http.h"
 
@@ -154,6 +156,19 @@ static int next_chunk(struct http_conn *conn)
 	return 0;
 }
 
+/*
+ * A body without end has no use for a client that closed its side, and
+ * while the channel is idle nothing would be sent to find that out: its
+ * FIN (or a reset) wakes the connection, and this ends the response.
+ */
+static bool client_gone(const struct http_conn *conn)
+{
+	const struct sock *sk = conn->sock->sk;
+
+	return READ_ONCE(sk->sk_err) ||
+	       READ_ONCE(sk->sk_state) != TCP_ESTABLISHED;
+}
+
 /**
  * kvod_http_live_send() - push a live response's body on
  * @conn: the connection, from its work
@@ -182,6 +197,8 @@ int kvod_http_live_send(struct http_conn *conn)
 			ret = next_chunk(conn);
 			if (ret == 1)
 				return 0;
+			if (ret == -EAGAIN && client_gone(conn))
+				return -ECONNRESET;
 			if (ret == -EAGAIN)
 				lt->waiting = true;
 			if (ret)

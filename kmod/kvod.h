@@ -72,7 +72,8 @@ struct kvod_chunk {
  * @active_clients: readers currently attached
  * @bytes_served: bytes handed to clients
  * @live: a live channel's ring (live.c), NULL for a movie; immutable. A
- *	channel has no @chunks, and @length stays 0.
+ *	channel's @chunks and @length, if it has any, are its RDMA mirror
+ *	(KVOD_LIVE_RDMA), which rdma_conn.c registers like a movie.
  */
 struct kvod_movie {
 	struct kref ref;

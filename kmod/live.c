@@ -26,6 +26,19 @@
  * wants a chunk the ring has already overwritten skips ahead to the
  * newest complete one and the skip is counted (@overruns).
  *
+ * The RDMA mirror (KVOD_LIVE_RDMA). RDMA clients READ memory that was
+ * registered once per connection, so the pages they see cannot be
+ * swapped as above; and the writer must never wait for them. So a channel
+ * created for RDMA keeps a second ring with fixed pages, in the movie's
+ * own @chunks (a movie of @length bytes to rdma_conn.c): chunk 0 holds a
+ * struct kvod_rdma_live_head and a struct kvod_rdma_live_slot per slot,
+ * the others are the slots. When a chunk is complete the writer copies it
+ * into its mirror slot, seqlock-style: slot entry's seq to
+ * KVOD_RDMA_LIVE_NONE, the bytes, the length, then the chunk's number,
+ * then the head's next_seq. A client READs the entry again after the
+ * bytes, and keeps them only if it still names the chunk
+ * (<linux/kvod_rdma.h>). One copy per chunk, whatever the clients.
+ *
  * Lifetimes: the ring belongs to its movie and is freed by the movie's
  * last kvod_movie_put() (kvod_live_free()). The feed file holds a
  * reference on the movie from KVOD_IOC_LIVE_FEED until it is released;
@@ -49,9 +62,12 @@
 #include <linux/uio.h>
 #include <linux/wait.h>
 
+#include <linux/kvod_rdma.h>
+
 #include "kvod.h"
 
 #define KVOD_LIVE_SEQ_NONE	U64_MAX
+#define LIVE_HEAD_BYTES		64
 #define TS_PACKET		188
 
 /**
@@ -83,6 +99,9 @@ struct kvod_live_slot {
  * @written: bytes written, for kvodctl list
  * @overruns: chunks readers skipped
  * @swaps: slot pages replaced because somebody still held them
+ * @head: the RDMA mirror's head, followed by its slot entries; NULL
+ *	without KVOD_LIVE_RDMA; written under @wlock only
+ * @mirror: the mirror's slots (the movie's chunks after the head's)
  * @slots: the ring
  */
 struct kvod_live {
@@ -100,6 +119,8 @@ struct kvod_live {
 	atomic64_t written;
 	atomic64_t overruns;
 	atomic64_t swaps;
+	struct kvod_rdma_live_head *head;
+	const struct kvod_chunk *mirror;
 	struct kvod_live_slot slots[] __counted_by(nr_chunks);
 };
 
@@ -118,6 +139,91 @@ static struct page *slot_page_alloc(const struct kvod_live *ch)
 static u64 ring_bytes(u32 size, u32 nr)
 {
 	return (u64)nr << (PAGE_SHIFT + get_order(size));
+}
+
+/* Allocation order of the mirror's head and slot entries. */
+static u32 head_order(u32 nr)
+{
+	return get_order(LIVE_HEAD_BYTES +
+			 nr * sizeof(struct kvod_rdma_live_slot));
+}
+
+static u64 channel_bytes(const struct kvod_live_create *req)
+{
+	u64 ring = ring_bytes(req->chunk_size, req->nr_chunks);
+
+	if (!(req->opts & KVOD_LIVE_RDMA))
+		return ring;
+	return 2 * ring + (PAGE_SIZE << head_order(req->nr_chunks));
+}
+
+static struct kvod_rdma_live_slot *mirror_entry(struct kvod_live *ch, u32 i)
+{
+	return (struct kvod_rdma_live_slot *)((char *)ch->head +
+					       LIVE_HEAD_BYTES) + i;
+}
+
+/*
+ * The RDMA mirror, in @movie's chunks: the head first, then a slot per
+ * ring slot, all zeroed compound pages; every slot entry empty.
+ */
+static int mirror_alloc(struct kvod_movie *movie, struct kvod_live *ch)
+{
+	u32 i, n = ch->nr_chunks + 1;
+	u64 off = 0;
+
+	movie->chunks = kvcalloc(n, sizeof(*movie->chunks), GFP_KERNEL);
+	if (!movie->chunks)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct kvod_chunk *c = &movie->chunks[i];
+
+		c->order = i ? ch->order : head_order(ch->nr_chunks);
+		c->page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_ZERO |
+				      __GFP_NOWARN | __GFP_RETRY_MAYFAIL,
+				      c->order);
+		if (!c->page)
+			return -ENOMEM;	/* the movie's release frees the rest */
+		movie->nr_chunks++;
+		c->len = PAGE_SIZE << c->order;
+		c->offset = off;
+		off += c->len;
+		cond_resched();
+	}
+	movie->length = off;
+	ch->mirror = movie->chunks + 1;
+	ch->head = page_address(movie->chunks[0].page);
+	ch->head->magic = cpu_to_be32(KVOD_RDMA_MAGIC);
+	ch->head->chunk_size = cpu_to_be32(ch->chunk_size);
+	ch->head->nr_chunks = cpu_to_be32(ch->nr_chunks);
+	ch->head->slot_bytes = cpu_to_be64(PAGE_SIZE << ch->order);
+	ch->head->data_offset = cpu_to_be64(ch->mirror[0].offset);
+	for (i = 0; i < ch->nr_chunks; i++)
+		mirror_entry(ch, i)->seq = cpu_to_be64(KVOD_RDMA_LIVE_NONE);
+	return 0;
+}
+
+/*
+ * The writer, under @wlock: copy chunk @seq of @len bytes from @src into
+ * its mirror slot, in the order <linux/kvod_rdma.h> describes. A client's
+ * READ may see any of these stores, so each is one aligned store, and
+ * the barriers keep the order between them.
+ */
+static void mirror_publish(struct kvod_live *ch, u64 seq, struct page *src,
+			   u32 len)
+{
+	u32 i = live_slot(ch, seq) - ch->slots;
+	struct kvod_rdma_live_slot *e = mirror_entry(ch, i);
+
+	WRITE_ONCE(e->seq, cpu_to_be64(KVOD_RDMA_LIVE_NONE));
+	/* The entry says "empty" before any byte of the slot changes... */
+	smp_wmb();
+	memcpy(page_address(ch->mirror[i].page), page_address(src), len);
+	WRITE_ONCE(e->len, cpu_to_be32(len));
+	/* ...and names the chunk only once all of it is there. */
+	smp_wmb();
+	WRITE_ONCE(e->seq, cpu_to_be64(seq));
+	WRITE_ONCE(ch->head->next_seq, cpu_to_be64(seq + 1));
 }
 
 static int create_check(const struct kvod_live_create *req)
@@ -156,9 +262,8 @@ struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 	ret = create_check(req);
 	if (ret)
 		return ERR_PTR(ret);
-	movie = kvod_movie_alloc(req->name,
-				 ring_bytes(req->chunk_size, req->nr_chunks),
-				 req->bitrate, cap);
+	movie = kvod_movie_alloc(req->name, channel_bytes(req), req->bitrate,
+				 cap);
 	if (IS_ERR(movie))
 		return movie;
 
@@ -184,6 +289,11 @@ struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 			goto err_put;
 		}
 		cond_resched();
+	}
+	if (req->opts & KVOD_LIVE_RDMA) {
+		ret = mirror_alloc(movie, ch);
+		if (ret)
+			goto err_put;
 	}
 	return movie;
 
@@ -219,6 +329,11 @@ void kvod_live_end(struct kvod_live *ch)
 	ch->ended = true;
 	spin_unlock(&ch->lock);
 	wake_up_all(&ch->wq);
+	if (ch->head) {
+		mutex_lock(&ch->wlock);
+		WRITE_ONCE(ch->head->flags, cpu_to_be32(KVOD_RDMA_LIVE_ENDED));
+		mutex_unlock(&ch->wlock);
+	}
 }
 
 /* The writer: claim the slot of chunk @next_seq before writing into it. */
@@ -253,6 +368,9 @@ static int slot_claim(struct kvod_live *ch)
 static void chunk_complete(struct kvod_live *ch, u32 len)
 {
 	struct kvod_live_slot *slot = live_slot(ch, ch->next_seq);
+
+	if (ch->head)
+		mirror_publish(ch, ch->next_seq, slot->page, len);
 
 	spin_lock(&ch->lock);
 	slot->len = len;

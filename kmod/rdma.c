@@ -244,7 +244,7 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	movie = kvod_movie_open(name);
 	if (!movie)
 		return conn_reject(rl, id, KVOD_RDMA_NOT_FOUND);
-	if (movie->live) {
+	if (movie->live && !movie->nr_chunks) {	/* no RDMA mirror */
 		kvod_movie_close(movie);
 		return conn_reject(rl, id, KVOD_RDMA_NOT_MOVIE);
 	}

@@ -484,6 +484,7 @@ static int conn_accept(struct kvod_rdma_conn *conn)
 		.magic = cpu_to_be32(KVOD_RDMA_MAGIC),
 		.version = KVOD_RDMA_VERSION,
 		.status = KVOD_RDMA_OK,
+		.flags = cpu_to_be16(conn->movie->live ? KVOD_RDMA_LIVE : 0),
 		.movie_size = cpu_to_be64(conn->movie->length),
 		.table_addr = cpu_to_be64(conn->table_seg.mr->iova),
 		.table_rkey = cpu_to_be32(conn->table_seg.mr->rkey),

@@ -62,7 +62,7 @@ static void usage(FILE *f)
 		"usage: kvod-fetch {rdma|http}://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]\n"
 		"                  [--chunk SIZE] [--depth N] [--rate RATE --cache MS]\n"
 		"                  [--seek-every SEC] [--duration SEC] [--seed N]\n"
-		"                  [--timeout MS] [-q]\n"
+		"                  [--timeout MS] [--poll MS] [-q]\n"
 		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d\n"
 		"  for rdma://, 80 for http://.\n"
 		"  SIZE and N take k/K, M, G suffixes (powers of 1024); RATE is in bits/s\n"
@@ -93,6 +93,7 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "poll", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -150,6 +151,11 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 			if (kvod_parse_range(optarg, 1, 600000, &v))
 				goto bad;
 			o->timeout_ms = v;
+			break;
+		case 'P':
+			if (kvod_parse_range(optarg, 1, 60000, &v))
+				goto bad;
+			o->poll_ms = v;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -420,6 +426,7 @@ static int setup(struct fetch *f)
 		.pdata = pdata,
 		.depth = o->depth,
 		.timeout_ms = o->timeout_ms,
+		.live_ok = 1,
 	};
 	size_t bytes;
 
@@ -434,6 +441,10 @@ static int setup(struct fetch *f)
 	if (f->c.fail || kvod_read_table(&f->c, o->timeout_ms)) {
 		fprintf(stderr, "kvod-fetch: %s: %s\n", name, f->c.err);
 		return -1;
+	}
+	if (f->c.reply_flags & KVOD_RDMA_LIVE) {
+		f->live = 1;	/* fetch-live.c sets up the rest */
+		return 0;
 	}
 
 	if (o->offset >= f->c.movie_size ||
@@ -465,6 +476,14 @@ static void summary(const struct fetch *f, double secs)
 {
 	if (f->o->quiet)
 		return;
+	if (f->live) {
+		fprintf(stderr,
+			"kvod-fetch: live: %" PRIu64 " bytes in %.3f s, %" PRIu64 " chunks, %" PRIu64 " skipped, %" PRIu64 " torn%s\n",
+			f->bytes, secs, f->chunks, f->live_skipped,
+			f->live_torn,
+			f->pipe_closed ? " (output closed early)" : "");
+		return;
+	}
 	fprintf(stderr,
 		"kvod-fetch: %" PRIu64 " bytes in %.3f s, %.2f MB/s, %" PRIu64 " chunks, %" PRIu64 " late, %" PRIu64 " seeks%s\n",
 		f->bytes, secs, secs > 0 ? f->bytes / secs / 1e6 : 0.0,
@@ -500,6 +519,7 @@ int main(int argc, char **argv)
 		.depth = DEPTH_DEFAULT,
 		.cache_ms = 400,
 		.timeout_ms = 5000,
+		.poll_ms = 20,
 		.seed = (unsigned int)time(NULL) ^ (unsigned int)getpid(),
 	};
 	struct fetch f = { .o = &o, .fd = STDOUT_FILENO, .h.sock = -1 };
@@ -535,7 +555,8 @@ int main(int argc, char **argv)
 		t_end = t0 + o.duration;
 	fetch_start_play(&f, o.offset, t0);
 	f.t_seek = t0 + o.seek_every;
-	if (!(http ? fetch_http_run(&f, t_end) : run(&f, t_end)) ||
+	if (!(http ? fetch_http_run(&f, t_end) :
+	      f.live ? fetch_live_run(&f, t_end) : run(&f, t_end)) ||
 	    f.pipe_closed)
 		ret = 0;
 	summary(&f, fetch_now() - t0);

@@ -36,6 +36,7 @@ struct fetch_opts {
 	double duration;		/* seconds, 0: until the end */
 	unsigned int seed;
 	int timeout_ms;
+	int poll_ms;			/* live: how often to look for a chunk */
 	int quiet;
 };
 
@@ -83,6 +84,11 @@ struct fetch {
 	/* summary */
 	uint64_t bytes, chunks, late, seeks;
 	int pipe_closed;
+
+	/* a live channel (fetch-live.c) */
+	int live;
+	uint64_t live_skipped;		/* chunks the ring overwrote first */
+	uint64_t live_torn;		/* chunks overwritten while READ */
 };
 
 extern volatile sig_atomic_t fetch_stop;
@@ -95,6 +101,9 @@ void fetch_start_play(struct fetch *f, uint64_t off, double t);
 void fetch_seek(struct fetch *f, double t);
 int fetch_idle_ms(const struct fetch *f, double t);
 int fetch_is_late(const struct fetch *f, uint64_t off, double t);
+
+/* fetch-live.c */
+int fetch_live_run(struct fetch *f, double t_end);
 
 /* fetch-http.c */
 int fetch_http_url(struct fetch *f);

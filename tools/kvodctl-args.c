@@ -26,6 +26,7 @@ enum {
 	VAL_CHUNK,
 	VAL_CHUNKS,
 	VAL_RAW,
+	VAL_RDMA,
 };
 
 struct opt_def {
@@ -44,6 +45,7 @@ static const struct opt_def opt_defs[] = {
 	{ OPT_LIVE,	{ "chunk", required_argument, NULL, VAL_CHUNK } },
 	{ OPT_LIVE,	{ "chunks", required_argument, NULL, VAL_CHUNKS } },
 	{ OPT_LIVE,	{ "raw", no_argument, NULL, VAL_RAW } },
+	{ OPT_LIVE,	{ "rdma", no_argument, NULL, VAL_RDMA } },
 };
 
 #define NR_OPT_DEFS	ARRAY_SIZE(opt_defs)
@@ -167,6 +169,9 @@ static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 			break;
 		case VAL_RAW:
 			a->raw = true;
+			break;
+		case VAL_RDMA:
+			a->rdma = true;
 			break;
 		default:
 			return bad_option(c->name, ret, argv);

@@ -57,6 +57,14 @@ static const char *kvod_strerror(unsigned long req, int err)
 		return "no such movie";
 	if (err == ENOENT && req == KVOD_IOC_PUSH_STOP)
 		return "no such push";
+	if (err == ENOSPC && req == KVOD_IOC_LIVE_CREATE)
+		return "No space left: over the resident memory cap (max_resident_mb)";
+	if (req == KVOD_IOC_LIVE_FEED && err == ENOENT)
+		return "no such channel";
+	if (req == KVOD_IOC_LIVE_FEED && err == EINVAL)
+		return "not a live channel";
+	if (req == KVOD_IOC_LIVE_FEED && err == EBUSY)
+		return "the channel has a writer already";
 	return strerror(err);
 }
 

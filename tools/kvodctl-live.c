@@ -12,6 +12,7 @@
 #include "kvodctl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,13 +24,16 @@ static void live_request(struct kvod_live_create *req,
 {
 	memset(req, 0, sizeof(*req));
 	req->size = sizeof(*req);
-	req->opts = a->raw ? 0 : KVOD_LIVE_TS;
+	req->opts = (a->raw ? 0 : KVOD_LIVE_TS) | (a->rdma ? KVOD_LIVE_RDMA : 0);
 	req->chunk_size = a->chunk_size ?: LIVE_CHUNK_DEFAULT;
 	req->nr_chunks = a->nr_chunks ?: LIVE_CHUNKS_DEFAULT;
 	req->bitrate = a->bitrate;
 }
 
-/* live create NAME [--chunk SIZE] [--chunks N] [--bitrate RATE] [--raw] */
+/*
+ * live create NAME [--chunk SIZE] [--chunks N] [--bitrate RATE] [--raw]
+ * [--rdma]
+ */
 int cmd_live_create(const struct kvodctl_args *a)
 {
 	const char *name = a->pos[0];

@@ -35,7 +35,7 @@
 #define OPT_JSON	(1U << 0)	/* --json */
 #define OPT_BITRATE	(1U << 1)	/* --bitrate RATE */
 #define OPT_PUSH	(1U << 2)	/* --rate RATE --loop --window MS --tai */
-#define OPT_LIVE	(1U << 3)	/* --chunk SIZE --chunks N --raw */
+#define OPT_LIVE	(1U << 3)	/* --chunk SIZE --chunks N --raw --rdma */
 
 struct kvodctl_args;
 
@@ -63,6 +63,7 @@ struct kvodctl_args {
 	__u32 chunk_size;	/* live create: 0 if not given */
 	__u32 nr_chunks;	/* live create: 0 if not given */
 	bool raw;		/* live create: not MPEG-TS */
+	bool rdma;		/* live create: keep a mirror for RDMA */
 };
 
 /* parse_args() returns this when it printed the help: exit 0. */

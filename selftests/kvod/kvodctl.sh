@@ -345,6 +345,65 @@ t_del()
 	expect_rc 0 && expect_quiet
 }
 
+# Live channels: create with the defaults, how info and list show one,
+# a feed from standard input.
+t_live()
+{
+	run live create tv
+	expect_rc 0 && expect_quiet || return 1
+	run info tv --json
+	expect_rc 0 && expect_no_err || return 1
+	jq -e '.name == "tv" and .written == 0 and .chunks_done == 0 and
+		.chunk_size == 65424 and .chunks == 64 and
+		.resident == 64 * 65536 and .writer == 0 and .overruns == 0 and
+		keys == (["active_clients", "bitrate", "bytes_served",
+			"chunk_size", "chunks", "chunks_done", "name", "overruns",
+			"resident", "writer", "written"])' "$TMP/out" >/dev/null ||
+		fail "info tv --json: $OUT" || return 1
+	run info tv
+	[[ $OUT == "name: tv"$'\n'"kind: live"$'\n'"written: 0"* ]] ||
+		fail "info tv: $OUT" || return 1
+	run list --json
+	jq -e '[.live[].name] == ["tv"] and
+		([.movies[].name] | index("tv")) == null' "$TMP/out" >/dev/null ||
+		fail "list --json: $OUT" || return 1
+	run list
+	[[ $OUT == *$'\n\n'"NAME  WRITTEN"*$'\n'"tv  "* ]] ||
+		fail "list: $OUT" || return 1
+	# Two packets and a half: the close completes a chunk of two.
+	head -c 470 /dev/zero | "$KVODCTL" live feed tv 2>"$TMP/err"
+	RC=$?
+	slurp "$TMP/err" ERR
+	expect_rc 0 && expect_no_err || return 1
+	run info tv --json
+	jq -e '.written == 470 and .chunks_done == 1 and .writer == 0' \
+		"$TMP/out" >/dev/null || fail "after a feed: $OUT" || return 1
+	# One writer at a time: the first one reads a FIFO we hold open.
+	mkfifo "$TMP/fifo"
+	"$KVODCTL" live feed tv <"$TMP/fifo" &
+	exec 7>"$TMP/fifo"
+	wait_for 30 sh -c "'$KVODCTL' info tv | grep -qx 'writer: 1'"
+	save_state
+	run live feed tv
+	local rc=$RC intact=0
+
+	expect_state_intact || intact=1
+	exec 7>&-
+	wait
+	RC=$rc
+	expect_rc 1 && [ "$intact" = 0 ] || return 1
+	[ "$ERR" = "kvodctl: live feed tv: the channel has a writer already"$'\n' ] ||
+		fail "a second writer: '$ERR'"
+}
+
+t_live_del()
+{
+	run del tv
+	expect_rc 0 && expect_quiet || return 1
+	run info tv
+	expect_rc 1
+}
+
 t_del_all()
 {
 	local n
@@ -438,6 +497,27 @@ for u in "udp://5004" "rtp://127.0.0.1:5004" "udp://[::1]" "127.0.0.1:5004"; do
 		push m1 "$u"
 done
 add_test del t_del
+add_test live t_live
+add_test live_no_subcommand t_refused 2 \
+	"kvodctl: live: missing sub-command (create, feed)" live
+add_test live_unknown_subcommand t_refused 2 \
+	"kvodctl: unknown command 'live bogus'" live bogus x
+add_test live_chunk_not_ts t_refused 2 \
+	"kvodctl: live create x: chunk size 1000 is not a multiple of 188 bytes (MPEG-TS packets; --raw for other streams)" \
+	live create x --chunk 1000
+add_test live_one_chunk t_refused 2 \
+	"kvodctl: invalid chunk count '1' (2..65536)" live create x --chunks 1
+add_test live_chunk_too_big t_refused 2 \
+	"kvodctl: invalid chunk size '2097153' (188..2097152 bytes)" \
+	live create x --chunk 2097153
+add_test live_name_taken t_refused 1 "kvodctl: live create m1: File exists" \
+	live create m1
+add_test live_feed_unknown t_refused 1 "kvodctl: live feed nope: no such channel" \
+	live feed nope
+add_test live_feed_movie t_refused 1 "kvodctl: live feed m1: not a live channel" \
+	live feed m1
+add_test live_feed_json_option t_refused 2 "" live feed tv --json
+add_test live_del t_live_del
 add_test del_all t_del_all
 add_test unload t_unload
 

@@ -3,7 +3,8 @@
 #
 # A real encoder and real players on a live channel: ffmpeg encodes test
 # video and a sine tone in real time into "kvodctl live feed"; while it
-# runs, ffprobe finds both streams over HTTP, and an ffmpeg player decodes
+# runs, ffprobe finds both streams over HTTP and, at the same time, over
+# RTP from a push of the channel, and an ffmpeg player decodes
 # the channel from the newest chunk on until DEL ends it. (Joining a live
 # MPEG-2 stream between two key frames makes a decoder complain until the
 # next one, so what they print on stderr is only reported.)
@@ -16,7 +17,7 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 SECS=60
 
 ktap_header
-ktap_plan 5
+ktap_plan 6
 http_setup
 # 20 packets a chunk: about 0.1 s of this stream.
 "$KVODCTL" live create tv --chunk 3760 --chunks 256 ||
@@ -28,12 +29,27 @@ ffmpeg -v error -re -f lavfi -i testsrc=size=160x120:rate=10 \
 	"$KVODCTL" live feed tv &
 wait_test 30 -gt 10 movie_field tv chunks_done
 
-streams=$(ffprobe -v error -show_entries stream=codec_type,codec_name \
-	-of csv=p=0 "$URL/tv" 2>"$TMP/probe.err" | sed 's/,*$//; /^ *$/d' |
-	LC_ALL=C sort -u | paste -sd' ')
-ktap_print_msg "ffprobe's stderr: $(head -c 300 "$TMP/probe.err")"
-check_eq "ffprobe finds video and audio while the channel is fed" \
-	"mp2,audio mpeg2video,video" "$streams"
+# streams SOURCE: the codecs and types ffprobe finds, on one line.
+streams() {
+	timeout 60 ffprobe -v error -show_entries stream=codec_type,codec_name \
+		-of csv=p=0 "$@" | sed 's/,*$//; /^ *$/d' | LC_ALL=C sort -u |
+		paste -sd' '
+}
+
+# Over HTTP and, from a push of the channel, over RTP at the same time.
+streams -timeout 30000000 rtp://127.0.0.1:5010 >"$TMP/rtp.streams" \
+	2>"$TMP/rtp.err" &
+rtp_probe=$!
+"$KVODCTL" push tv udp://127.0.0.1:5010 --rate 1M >/dev/null ||
+	ktap_bail_out "cannot push tv"
+http=$(streams "$URL/tv" 2>"$TMP/probe.err")
+wait "$rtp_probe"
+ktap_print_msg "ffprobe's stderr: $(head -c 300 "$TMP/probe.err")" \
+	"over RTP: $(head -c 300 "$TMP/rtp.err")"
+check_eq "ffprobe finds video and audio over HTTP while the channel is fed" \
+	"mp2,audio mpeg2video,video" "$http"
+check_eq "... and over RTP, from a push of it" \
+	"mp2,audio mpeg2video,video" "$(cat "$TMP/rtp.streams")"
 
 ffmpeg -v error -i "$URL/tv" -map 0:v -f framecrc - >"$TMP/frames" \
 	2>"$TMP/player.err" &

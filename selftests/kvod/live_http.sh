@@ -8,7 +8,8 @@
 # control); a slow reader falling a ring behind (skipped ahead, counted,
 # nothing torn); a writer that pauses past the send timeout; a writer that
 # dies and the next one; DEL under load (every reader sees a proper end,
-# the writer EPIPE); rmmod under load.
+# the writer EPIPE); the delay from writer to reader over HTTP and RTP at
+# once; rmmod under load.
 # timeout: 600
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
@@ -59,7 +60,7 @@ writer_attached() {
 }
 
 ktap_header
-ktap_plan 29
+ktap_plan 32
 http_setup
 # 512 chunks hold the 8000 packets of the first writer: however slowly
 # the readers run here, the ring does not overwrite what they still want.
@@ -190,15 +191,41 @@ wait_test 30 = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
 check_eq "nothing left resident" 0 "$("$KVODCTL" stats | sed -n 's/^resident: //p')"
 
-# --- rmmod under load ----------------------------------------------------
-"$KVODCTL" live create tv --chunk "$CHUNK" --chunks 8 ||
+# --- End-to-end delay, over HTTP and RTP at once; then rmmod under load ---
+# The writer stamps its schedule; a reader tells, for the first packet of
+# each read, how long ago it was written. A chunk of 16 packets at 1000
+# packets a second takes 16 ms to fill.
+"$KVODCTL" live create tv --chunk "$CHUNK" --chunks 64 ||
 	ktap_bail_out "cannot create channel tv again"
 get tv --end --timeout 60 --ready "$TMP/r7" >"$TMP/g" &
 reader=$!
-wait_for 30 test -e "$TMP/r7"
-feed tv 400 --rate 2000
+get tv --after 1999 --timeout 60 --delay "$TMP/stamp" --ready "$TMP/r8" \
+	>"$TMP/h" &
+delay_http=$!
+"${LT[@]}" rtp 127.0.0.1 5008 --after 1999 --delay "$TMP/stamp" \
+	--ready "$TMP/r9" >"$TMP/i" &
+delay_rtp=$!
+wait_for 30 test -e "$TMP/r7" -a -e "$TMP/r8" -a -e "$TMP/r9"
+"$KVODCTL" push tv udp://127.0.0.1:5008 --rate 4M >/dev/null ||
+	ktap_bail_out "cannot push tv"
+feed tv 2000 --rate 1000 --stamp "$TMP/stamp"
+wait "$delay_http" "$delay_rtp"
+h=$(cat "$TMP/h")
+i=$(cat "$TMP/i")
+ktap_print_msg "delay over HTTP: $h" "delay over RTP: $i"
+check_eq "HTTP and RTP readers at once: all of it, nothing torn" \
+	"0 1999 0 0 1999 0 0" \
+	"$({ for k in first last torn; do field $k "$h"; done
+	     for k in first last torn lost; do field $k "$i"; done; } | paste -sd' ')"
+check_ok "delay from writer to HTTP reader: p50 $(field delay_p50 "$h") ms, p99 $(field delay_p99 "$h") ms (under 2 s)" \
+	test "$(field delay_p99 "$h")" -lt 2000
+check_ok "delay from writer to RTP receiver: p50 $(field delay_p50 "$i") ms, p99 $(field delay_p99 "$i") ms (under 2 s)" \
+	test "$(field delay_p99 "$i")" -lt 2000
 wait_test 30 = 0 movie_field tv writer
-check_eq "a reader is attached" 1 "$(movie_clients tv)"
+# The delay readers left with the channel idle: they must not stay.
+wait_test 30 = 2 movie_clients tv
+check_eq "the readers that left are let go; a reader and a push stay" 2 \
+	"$(movie_clients tv)"
 check_ok "rmmod with a reader attached" kvod_unload
 wait "$reader"
 g=$(cat "$TMP/g")

@@ -153,6 +153,13 @@ TEST_F(live, create_sizes_round_to_pages)
 				 KVOD_LIVE_CHUNKS_MIN, 0));
 	ASSERT_EQ(0, kvod_info(self->dev, "big", &mi));
 	EXPECT_EQ(2ULL * KVOD_LIVE_CHUNK_MAX, mi.resident);
+	/* The RDMA mirror: the ring again, and a page for 8 slot entries. */
+	ASSERT_EQ(0, live_create(self->dev, "rd", KVOD_LIVE_TS | KVOD_LIVE_RDMA,
+				 CHUNK, 8, 0));
+	ASSERT_EQ(0, kvod_info(self->dev, "rd", &mi));
+	EXPECT_EQ(KVOD_LIVE_TS | KVOD_LIVE_RDMA, mi.live_opts);
+	EXPECT_EQ(2 * 8 * 4096ULL + 4096, mi.resident);
+	EXPECT_EQ(8U, mi.chunks);
 }
 
 FIXTURE(bad_create) {
@@ -169,7 +176,7 @@ FIXTURE_VARIANT(bad_create) {
 };
 
 FIXTURE_VARIANT_ADD(bad_create, unknown_opt) {
-	.opts = 0x2, .size = CHUNK, .nr = 4, .name = "x",
+	.opts = 0x4, .size = CHUNK, .nr = 4, .name = "x",
 };
 FIXTURE_VARIANT_ADD(bad_create, chunk_zero) {
 	.size = 0, .nr = 4, .name = "x",

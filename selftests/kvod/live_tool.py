@@ -10,9 +10,12 @@ it is; and since a ring chunk is a whole number of packets, where the ring
 skipped it ahead. Commands:
 
   gen COUNT [--start I] [--rate PPS] [--pause-at K --pause S]
+      [--stamp FILE]
         write COUNT packets from index I to stdout, as fast as the pipe
         takes them, or PPS packets a second; pause S seconds after the
-        first K
+        first K. --stamp writes the schedule to FILE (CLOCK_MONOTONIC),
+        from which a reader given --delay FILE tells each packet's delay
+        from the moment it was written to the moment it arrived
   get HOST PORT NAME [--http10] [--packets N] [--end] [--after I]
       [--rcvbuf B] [--slow BPS] [--timeout S] [--ppc P] [--ready FILE]
         GET /NAME and check every packet: with HTTP/1.1 the chunked coding
@@ -37,6 +40,13 @@ skipped it ahead. Commands:
         "rtp/idle"), and rtp (datagrams), lost (RTP sequence numbers
         missing), badhdr (not version 2, payload type 33, one SSRC), secs
         (from the first datagram to the last).
+  check [--ppc P]
+        check the packets of a stream on standard input, to its end
+        (kvod-fetch's output); prints what get prints, status "eof".
+
+get and rtp take --delay FILE (see gen --stamp) and then also print
+delay_p50, delay_p99 and delay_max: milliseconds from a packet's write to
+its arrival, taken for the first packet of each read.
 """
 import os
 import socket
@@ -73,9 +83,14 @@ def gen(args):
     rate = opt(args, "--rate", float, 0)
     pause_at = opt(args, "--pause-at", int, -1)
     pause = opt(args, "--pause", float, 0)
+    stamp = opt(args, "--stamp")
     out = sys.stdout.buffer
     batch = 64 if not rate else max(1, int(rate / 50))
     t0 = time.monotonic()
+    if stamp:
+        with open(stamp + ".tmp", "w") as f:
+            f.write(f"{t0} {start} {rate} {batch}\n")
+        os.rename(stamp + ".tmp", stamp)
     i = 0
     while i < count:
         n = min(batch, count - i)
@@ -99,8 +114,9 @@ class Checker:
     a skip inside a chunk makes the packet torn; without it, --ppc still
     catches a skip that is not on a ring chunk boundary."""
 
-    def __init__(self, ppc, framed):
+    def __init__(self, ppc, framed, delay=None):
         self.ppc, self.framed = ppc, framed
+        self.delay_file, self.sched, self.delays = delay, None, []
         self.packets = self.chunks = self.torn = 0
         self.gaps = self.skipped = self.misaligned = self.backwards = 0
         self.first = self.last = None
@@ -117,9 +133,38 @@ class Checker:
     def feed(self, data):
         self.buf += data
         n = len(self.buf) // TS
+        if n and self.delay_file:
+            self.delay(self.buf[:TS])
         for k in range(n):
             self.one(self.buf[k * TS:(k + 1) * TS])
         self.buf = self.buf[n * TS:]
+
+    def delay(self, p):
+        """Record how long ago gen wrote packet @p, by its schedule."""
+        now = time.monotonic()
+        if self.sched is None:
+            try:
+                with open(self.delay_file) as f:
+                    t0, start, rate, batch = map(float, f.read().split())
+            except (OSError, ValueError):
+                return
+            self.sched = (t0, start, rate, batch)
+        t0, start, rate, batch = self.sched
+        i = struct.unpack(">Q", p[1:9])[0] - start
+        if i < 0 or not rate:
+            return
+        self.delays.append(now - (t0 + (i // batch) * batch / rate))
+
+    def delay_report(self):
+        if not self.delay_file:
+            return ""
+        d = sorted(self.delays)
+        if not d:
+            return " delay_p50=none delay_p99=none delay_max=none"
+        ms = [round(1000 * d[min(len(d) - 1, int(q * len(d)))]) for q in
+              (0.5, 0.99)]
+        return (f" delay_p50={ms[0]} delay_p99={ms[1]}"
+                f" delay_max={round(1000 * d[-1])}")
 
     def one(self, p):
         i = struct.unpack(">Q", p[1:9])[0]
@@ -223,7 +268,7 @@ def get(args):
     s.sendall(f"GET /{name} HTTP/{ver}\r\nHost: t\r\n\r\n".encode())
     ended = 0
     status = "none"
-    c = Checker(ppc, False)
+    c = Checker(ppc, False, opt(args, "--delay"))
     try:
         status, fields, rest = read_head(s, ready)
         src = Source(s, rest, bps)
@@ -265,7 +310,8 @@ def get(args):
     print(f"status={status} packets={c.packets} chunks={c.chunks} "
           f"torn={c.torn} gaps={c.gaps} skipped={c.skipped} "
           f"first={c.first} last={c.last} ended={ended} "
-          f"misaligned={c.misaligned} backwards={c.backwards}")
+          f"misaligned={c.misaligned} backwards={c.backwards}"
+          + c.delay_report())
     return 0
 
 
@@ -281,7 +327,7 @@ def rtp(args):
     s.settimeout(idle)
     if ready:
         open(ready, "w").close()
-    c = Checker(ppc, False)
+    c = Checker(ppc, False, opt(args, "--delay"))
     status = "rtp"
     n = lost = badhdr = 0
     seq = ssrc = None
@@ -315,12 +361,28 @@ def rtp(args):
           f"gaps={c.gaps} skipped={c.skipped} first={c.first} "
           f"last={c.last} misaligned={c.misaligned} "
           f"backwards={c.backwards} rtp={n} lost={lost} badhdr={badhdr} "
-          f"secs={t1 - t0:.2f}")
+          f"secs={t1 - t0:.2f}" + c.delay_report())
+    return 0
+
+
+def check(args):
+    c = Checker(opt(args, "--ppc", int, 0), False, opt(args, "--delay"))
+    while True:
+        data = sys.stdin.buffer.read1(65536)
+        if not data:
+            break
+        c.feed(data)
+    if c.buf:
+        c.torn += 1
+    print(f"status=eof packets={c.packets} torn={c.torn} gaps={c.gaps} "
+          f"skipped={c.skipped} first={c.first} last={c.last} "
+          f"misaligned={c.misaligned} backwards={c.backwards}"
+          + c.delay_report())
     return 0
 
 
 def main(argv):
-    cmds = {"gen": gen, "get": get, "rtp": rtp}
+    cmds = {"gen": gen, "get": get, "rtp": rtp, "check": check}
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

@@ -92,7 +92,7 @@ check_eq "DEL: new connects are rejected as not found" \
 "$KVODCTL" live create tv --chunks 2 || ktap_bail_out "cannot create a channel"
 nf=$("$KVOD_FETCH" "$RDMA_URL/tv" 2>&1 >/dev/null)
 check_eq "a live channel is rejected as such" \
-	"kvod-fetch: tv: a live channel, not served over RDMA" "$nf"
+	"kvod-fetch: tv: a live channel, not served over RDMA (created without --rdma)" "$nf"
 "$KVODCTL" del tv
 rm -f "$RDMA_TMP/slow" "$RDMA_TMP/small"
 

@@ -85,7 +85,7 @@ const char *kvod_status_str(int status)
 	case KVOD_RDMA_ADDR_BUSY:
 		return "too many connections from this address";
 	case KVOD_RDMA_NOT_MOVIE:
-		return "a live channel, not served over RDMA";
+		return "a live channel, not served over RDMA (created without --rdma)";
 	}
 	return "unknown status";
 }
@@ -322,6 +322,7 @@ static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 	if (!c->initiator_depth)
 		return fail(c, KVOD_FAIL_PROTOCOL,
 			    "the server granted no READ resources");
+	c->reply_flags = be16toh(r->flags);
 	c->movie_size = be64toh(r->movie_size);
 	c->table_addr = be64toh(r->table_addr);
 	c->table_rkey = be32toh(r->table_rkey);
@@ -332,6 +333,12 @@ static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 		return fail(c, KVOD_FAIL_PROTOCOL,
 			    "accept: table of %u bytes for %u segments",
 			    c->table_len, c->nr_segments);
+	/* A live channel's mirror is no movie: only for callers that know. */
+	if ((c->reply_flags & KVOD_RDMA_LIVE) && !c->live_ok) {
+		c->rej_status = KVOD_RDMA_NOT_MOVIE;
+		return fail(c, KVOD_FAIL_REJECTED,
+			    "a live channel: this client plays movies only");
+	}
 	return 0;
 }
 
@@ -750,6 +757,7 @@ int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	c->depth = o->depth;
 	c->no_ready_recv = o->no_ready_recv;
 	c->want_table = o->read_table;
+	c->live_ok = o->live_ok;
 	snprintf(c->host, sizeof(c->host), "%s", o->host);
 	c->start.magic = htobe32(KVOD_RDMA_MAGIC);
 	c->start.version = KVOD_RDMA_VERSION;

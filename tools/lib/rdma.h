@@ -83,6 +83,7 @@ struct kvod_conn_opts {
 	int no_ready_recv;	/* hostile: do not post the RECV for READY */
 	const struct kvod_rdma_start *start;	/* hostile: send this as START */
 	int read_table;		/* the connect ends with the segment table */
+	int live_ok;		/* the caller plays live channels (fetch-live.c) */
 };
 
 /* Private data a connect request may carry here (MPA allows 512). */
@@ -126,6 +127,7 @@ struct kvod_conn {
 	unsigned int depth;
 	int no_ready_recv;
 	int want_table;
+	int live_ok;
 	char host[256];
 	unsigned char pdata[KVOD_PDATA_CAP];
 	unsigned int pdata_len;
@@ -133,6 +135,7 @@ struct kvod_conn {
 	struct ibv_mr *table_mr;
 
 	/* the accept's private data, host byte order */
+	uint16_t reply_flags;		/* KVOD_RDMA_LIVE */
 	uint64_t movie_size;
 	uint64_t table_addr;
 	uint32_t table_rkey;

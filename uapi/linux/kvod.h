@@ -432,7 +432,8 @@ struct kvod_push_info {
  * at the newest complete chunk. Documentation/live.rst.
  */
 #define KVOD_LIVE_TS		0x1U	/* MPEG-TS: chunks of whole 188-byte packets */
-#define KVOD_LIVE_OPTS		KVOD_LIVE_TS
+#define KVOD_LIVE_RDMA		0x2U	/* keep a mirror of the ring for RDMA */
+#define KVOD_LIVE_OPTS		(KVOD_LIVE_TS | KVOD_LIVE_RDMA)
 #define KVOD_LIVE_WRITER	0x80000000U	/* info only: a writer is attached */
 
 #define KVOD_LIVE_CHUNK_MAX	(2U << 20)	/* bytes */
@@ -455,7 +456,10 @@ struct kvod_push_info {
  *
  * Each chunk is one physically contiguous allocation of @chunk_size
  * rounded up to a power-of-two number of pages; the ring counts against
- * the resident cap like a movie.
+ * the resident cap like a movie. KVOD_LIVE_RDMA adds a second ring of
+ * the same size and a page or more of slot descriptors, which RDMA
+ * clients READ (<linux/kvod_rdma.h>); the writer copies each chunk into
+ * it once. Without it, RDMA clients are rejected (KVOD_RDMA_NOT_MOVIE).
  *
  * Errors: EINVAL (bad opts, sizes or name), EEXIST (name taken), ENOSPC
  * (over the resident cap), ENOMEM, EPERM.

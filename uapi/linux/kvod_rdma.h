@@ -57,8 +57,8 @@ enum kvod_rdma_status {
 	KVOD_RDMA_BAD_REQUEST	= 4,	/* malformed private data */
 	KVOD_RDMA_NO_RESOURCES	= 5,	/* the server ran out of memory/queues */
 	KVOD_RDMA_ADDR_BUSY	= 6,	/* per-address connection limit reached */
-	KVOD_RDMA_NOT_MOVIE	= 7,	/* a live channel: not served over
-					 * RDMA by this version
+	KVOD_RDMA_NOT_MOVIE	= 7,	/* a live channel created without
+					 * KVOD_LIVE_RDMA: no mirror to READ
 					 */
 };
 
@@ -81,8 +81,9 @@ struct kvod_rdma_req {
  * @magic: KVOD_RDMA_MAGIC
  * @version: the server's KVOD_RDMA_VERSION
  * @status: enum kvod_rdma_status
- * @reserved0: 0
- * @movie_size: bytes in the movie (accept only)
+ * @flags: KVOD_RDMA_LIVE for a live channel (accept only); else 0
+ * @movie_size: bytes in the movie (accept only); for a live channel, of
+ *	its mirror (below)
  * @table_addr: remote address of the segment table (accept only)
  * @table_rkey: its rkey (accept only)
  * @table_len: its length in bytes (accept only)
@@ -93,7 +94,7 @@ struct kvod_rdma_reply {
 	__be32 magic;
 	__u8 version;
 	__u8 status;
-	__be16 reserved0;
+	__be16 flags;
 	__be64 movie_size;
 	__be64 table_addr;
 	__be32 table_rkey;
@@ -144,6 +145,62 @@ struct kvod_rdma_segment {
 	__be64 addr;
 	__be64 length;
 	__be32 rkey;
+	__be32 reserved;
+};
+
+/*
+ * Live channels. A channel created with KVOD_LIVE_RDMA (<linux/kvod.h>)
+ * keeps a mirror of its ring for RDMA, and a connect that names it is
+ * accepted with KVOD_RDMA_LIVE in the reply's flags. The "movie" of the
+ * segment table is then the mirror: at offset 0 a struct
+ * kvod_rdma_live_head, followed by nr_chunks struct kvod_rdma_live_slot;
+ * at head.data_offset the nr_chunks slots, slot_bytes apart, slot I
+ * holding chunk S when S % nr_chunks == I. The server writes into the
+ * mirror and the client only READs it; the server sends nothing per
+ * chunk. To take chunk S (at most next_seq - 1) a client READs slot
+ * entry S % nr_chunks; if its seq is S it READs the len bytes of the slot
+ * and then the slot entry once more: the bytes are chunk S only if seq is
+ * still S, for the server sets seq to KVOD_RDMA_LIVE_NONE before it
+ * writes a slot and to the chunk's number after. Otherwise the ring has
+ * moved past S: the client goes on at the newest chunk, next_seq - 1.
+ * With no new chunk it polls the head. KVOD_RDMA_LIVE_ENDED in the head's
+ * flags says the channel was deleted: no chunk follows.
+ */
+#define KVOD_RDMA_LIVE		0x1	/* struct kvod_rdma_reply.flags */
+#define KVOD_RDMA_LIVE_ENDED	0x1	/* struct kvod_rdma_live_head.flags */
+#define KVOD_RDMA_LIVE_NONE	(~(__u64)0)
+
+/**
+ * struct kvod_rdma_live_head - the head of a live channel's mirror
+ * @magic: KVOD_RDMA_MAGIC
+ * @flags: KVOD_RDMA_LIVE_ENDED
+ * @chunk_size: the channel's chunk size in bytes
+ * @nr_chunks: slots in the ring
+ * @slot_bytes: distance between two slots
+ * @data_offset: mirror offset of slot 0
+ * @next_seq: chunks completed so far; the newest is next_seq - 1
+ * @reserved: 0
+ */
+struct kvod_rdma_live_head {
+	__be32 magic;
+	__be32 flags;
+	__be32 chunk_size;
+	__be32 nr_chunks;
+	__be64 slot_bytes;
+	__be64 data_offset;
+	__be64 next_seq;
+	__be64 reserved[3];
+};
+
+/**
+ * struct kvod_rdma_live_slot - what a slot of the mirror holds
+ * @seq: the chunk, or KVOD_RDMA_LIVE_NONE while empty or being written
+ * @len: its bytes, from the start of the slot
+ * @reserved: 0
+ */
+struct kvod_rdma_live_slot {
+	__be64 seq;
+	__be32 len;
 	__be32 reserved;
 };
 

@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Live channels over RDMA: kvod-fetch plays a channel created with --rdma
+# by READing its mirror (<linux/kvod_rdma.h>), and live_tool.py checks
+# every numbered MPEG-TS packet it writes out. A reader from the first
+# chunk gets all of it; one that falls a ring behind is moved ahead at
+# chunk boundaries, missing exactly the chunks it says it skipped, and
+# nothing torn ever reaches its output; DEL ends every reader; a channel
+# without --rdma is refused; a client that plays movies only refuses a
+# channel. And the mirror's memory is counted.
+# timeout: 300
+# transports: rxe siw
+
+# shellcheck source=selftests/kvod/rdma_lib.bash
+. "$(dirname "$0")/rdma_lib.bash"
+
+LT=(/usr/bin/python3 -S "$KVOD_REPO/selftests/kvod/live_tool.py")
+PPC=16
+CHUNK=$((PPC * 188))
+
+field() {
+	sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -n1
+}
+
+fields() {
+	local line=$1 k
+
+	shift
+	for k; do field "$k" "$line"; done | paste -sd' '
+}
+
+# play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check, in the
+# background; results in $RDMA_TMP/TAG.check and TAG.fetch (its summary).
+play() {
+	local name=$1 tag=$2
+
+	shift 2
+	{ "$KVOD_FETCH" "$@" "$RDMA_URL/$name" 2>"$RDMA_TMP/$tag.fetch" |
+		"${LT[@]}" check --ppc $PPC >"$RDMA_TMP/$tag.check"; } &
+}
+
+feed() {
+	local name=$1
+
+	shift
+	"${LT[@]}" gen "$@" | "$KVODCTL" live feed "$name"
+}
+
+# summary TAG KEY: a number from kvod-fetch's "live:" summary line.
+summary() {
+	sed -n "s/.* \([0-9]*\) $2\b.*/\1/p" "$RDMA_TMP/$1.fetch"
+}
+
+ktap_header
+ktap_plan 12
+rdma_test_start
+
+"$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
+	ktap_bail_out "cannot create channel tv"
+# 512 slots of a page, twice (ring and mirror), and the head with 512
+# entries of 16 bytes (8256 bytes: a compound page of 16 KiB).
+check_eq "the mirror is resident and counted" $((2 * 512 * 4096 + 16384)) \
+	"$(movie_field tv resident)"
+
+# --- From the first chunk: everything -----------------------------------
+play tv all
+wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/all.fetch"
+feed tv 8000
+"$KVODCTL" del tv
+wait
+r=$(cat "$RDMA_TMP/all.check")
+ktap_print_msg "reader: $r" "$(cat "$RDMA_TMP/all.fetch")"
+check_eq "an RDMA reader from the first chunk: every packet, whole, in order" \
+	"0 7999 0 0 0" "$(fields "$r" first last torn gaps backwards)"
+check_eq "... 500 chunks, none skipped" "500 0" \
+	"$(summary all chunks) $(summary all skipped)"
+check_eq "DEL ended it" 0 "$(grep -c 'error\|failed' "$RDMA_TMP/all.fetch")"
+
+# --- A reader that falls a ring behind ---------------------------------
+"$KVODCTL" live create slow --rdma --chunk "$CHUNK" --chunks 4 ||
+	ktap_bail_out "cannot create channel slow"
+play slow slow --poll 200
+wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/slow.fetch"
+feed slow 3000
+feed slow 16 --start 3000	# one more chunk, after the burst
+sleep 2
+"$KVODCTL" del slow
+wait
+r=$(cat "$RDMA_TMP/slow.check")
+ktap_print_msg "slow reader: $r" "$(cat "$RDMA_TMP/slow.fetch")"
+check_eq "a slow RDMA reader: nothing torn, out of order or off a chunk boundary" \
+	"0 0 0" "$(fields "$r" torn backwards misaligned)"
+check_ok "... it was moved ahead, past $(summary slow skipped) chunks ($(summary slow torn) of them torn while READ)" \
+	test "$(summary slow skipped)" -gt 0
+# It started at chunk 0: the packets before its first one are missed too.
+check_eq "... missing exactly the chunks it says it skipped" \
+	"$(($(summary slow skipped) * PPC))" \
+	"$(($(field skipped "$r") + $(field first "$r")))"
+check_eq "... and it got the last chunk" 3015 "$(field last "$r")"
+
+# --- Refusals ----------------------------------------------------------------
+"$KVODCTL" live create plain --chunk "$CHUNK" --chunks 4 ||
+	ktap_bail_out "cannot create channel plain"
+check_eq "a channel without --rdma is refused" \
+	"kvod-fetch: plain: a live channel, not served over RDMA (created without --rdma)" \
+	"$("$KVOD_FETCH" "$RDMA_URL/plain" 2>&1 >/dev/null)"
+"$KVODCTL" live create tv2 --rdma --chunk "$CHUNK" --chunks 4 ||
+	ktap_bail_out "cannot create channel tv2"
+out=$("$RDMA_CLIENT" "$RXE_ADDR" table tv2 2>&1)
+check_ok "a client that plays movies only refuses a channel ($out)" \
+	grep -q "a live channel: this client plays movies only" <<<"$out"
+wait_test "$(time_limit 10)" = 0 rdma_counter active
+check_eq "no connection left" 0 "$(rdma_counter active)"
+"$KVODCTL" del plain
+"$KVODCTL" del tv2
+check_eq "nothing resident" 0 "$("$KVODCTL" stats | sed -n 's/^resident: //p')"
+
+rdma_test_stop
+ktap_finish

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvod-fetch on a live channel: the server accepted with KVOD_RDMA_LIVE,
+ * and the "movie" of the segment table is the channel's mirror
+ * (<linux/kvod_rdma.h>): a head and slot entries, then the slots.
+ *
+ * We start at the newest complete chunk and write whole chunks to the
+ * output in order. For each chunk: its slot entry must name it (else the
+ * ring has moved past it and we go on at the newest chunk, counting what
+ * we skipped); we READ its bytes, then the entry again, and write the
+ * bytes only if the entry still names the chunk (else they may be torn:
+ * counted, dropped, and we go on at the newest). With no new chunk we
+ * READ the head again every --poll milliseconds. The server does nothing
+ * for any of this. The channel's end (DEL) ends the run, after the
+ * chunks completed before it.
+ */
+#include "kvod-fetch.h"
+
+#include <endian.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HEAD_BYTES	64	/* the head's room before the slot entries */
+
+struct live {
+	struct kvod_rdma_live_head *head;	/* then the entries */
+	char *data;				/* one slot */
+	struct kvod_rdma_live_slot *check;	/* an entry READ again */
+	uint32_t nr;
+	uint64_t slot_bytes;
+	uint64_t data_off;
+	uint32_t hdr_len;
+};
+
+/* READ [@off, +@len) of the mirror into @dst (in f->mr), across segments. */
+static int rd(struct fetch *f, uint64_t off, void *dst, uint32_t len)
+{
+	struct ibv_wc wc[8];
+	char *p = dst;
+	int posted = 0, n, i;
+
+	while (len) {
+		long s = kvod_seg_find(&f->c, off);
+		const struct kvod_seg *seg;
+		uint32_t take;
+
+		if (s < 0) {
+			fprintf(stderr, "kvod-fetch: live: offset %" PRIu64 " is in no segment\n",
+				off);
+			return -1;
+		}
+		seg = &f->c.segs[s];
+		take = seg->offset + seg->length - off < len ?
+		       (uint32_t)(seg->offset + seg->length - off) : len;
+		if (kvod_post_read(&f->c, p, f->mr->lkey,
+				   seg->addr + (off - seg->offset), seg->rkey,
+				   take, posted))
+			goto err;
+		posted++;
+		p += take;
+		off += take;
+		len -= take;
+	}
+	while (posted) {
+		n = kvod_poll(&f->c, wc, 8, f->o->timeout_ms);
+		if (n <= 0)
+			goto err;
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "kvod-fetch: live: READ: %s\n",
+					ibv_wc_status_str(wc[i].status));
+				return -1;
+			}
+		}
+		posted -= n;
+	}
+	return 0;
+err:
+	fprintf(stderr, "kvod-fetch: live: %s\n",
+		f->c.err[0] ? f->c.err : "READ timed out");
+	return -1;
+}
+
+static struct kvod_rdma_live_slot *entry(struct live *l, uint64_t seq)
+{
+	return (struct kvod_rdma_live_slot *)((char *)l->head + HEAD_BYTES) +
+	       seq % l->nr;
+}
+
+static uint64_t entry_off(struct live *l, uint64_t seq)
+{
+	return HEAD_BYTES + (seq % l->nr) * sizeof(struct kvod_rdma_live_slot);
+}
+
+/* READ the head, learn the layout, make room; 0 or -1 after saying why. */
+static int live_setup(struct fetch *f, struct live *l)
+{
+	struct kvod_rdma_live_head h;
+	uint64_t room;
+	char *buf;
+
+	/* The head first, through a buffer of its own size. */
+	f->buf = aligned_alloc(4096, 4096);
+	f->mr = f->buf ? kvod_reg(&f->c, f->buf, 4096) : NULL;
+	if (!f->mr || rd(f, 0, f->buf, sizeof(h)))
+		goto fail;
+	memcpy(&h, f->buf, sizeof(h));
+	l->nr = be32toh(h.nr_chunks);
+	l->slot_bytes = be64toh(h.slot_bytes);
+	l->data_off = be64toh(h.data_offset);
+	l->hdr_len = HEAD_BYTES + l->nr * sizeof(struct kvod_rdma_live_slot);
+	if (be32toh(h.magic) != KVOD_RDMA_MAGIC || !l->nr ||
+	    l->hdr_len > l->data_off || !l->slot_bytes ||
+	    l->data_off + l->nr * l->slot_bytes > f->c.movie_size) {
+		fprintf(stderr, "kvod-fetch: live: a head that does not add up\n");
+		return -1;
+	}
+	ibv_dereg_mr(f->mr);
+	free(f->buf);
+	f->mr = NULL;
+	f->buf = NULL;
+
+	room = l->data_off + l->slot_bytes + 4096;
+	buf = aligned_alloc(4096, (room + 4095) & ~4095ULL);
+	f->buf = buf;
+	f->mr = buf ? kvod_reg(&f->c, buf, room) : NULL;
+	if (!f->mr)
+		goto fail;
+	/* The head and entries, a slot, an entry: all in the one MR. */
+	l->head = (struct kvod_rdma_live_head *)buf;
+	l->data = buf + l->data_off;
+	l->check = (struct kvod_rdma_live_slot *)(l->data + l->slot_bytes);
+	return 0;
+fail:
+	fprintf(stderr, "kvod-fetch: live: %s\n",
+		f->c.err[0] ? f->c.err : "out of memory");
+	return -1;
+}
+
+static uint64_t next_seq(const struct live *l)
+{
+	return be64toh(l->head->next_seq);
+}
+
+/* Go on at the newest chunk, counting the ones between. */
+static uint64_t skip_to_newest(struct fetch *f, struct live *l, uint64_t want)
+{
+	uint64_t newest = next_seq(l) - 1;
+
+	if (newest > want)
+		f->live_skipped += newest - want;
+	return newest > want ? newest : want;
+}
+
+static void nap(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/**
+ * fetch_live_run() - play a live channel to the output
+ * @f: connected, with f->live set
+ * @t_end: stop then (fetch_now() time), 0 for never
+ *
+ * Return: 0 at the channel's end, at @t_end or on a signal; -1 on error.
+ */
+int fetch_live_run(struct fetch *f, double t_end)
+{
+	struct live l;
+	uint64_t want;
+
+	if (live_setup(f, &l) || rd(f, 0, l.head, l.hdr_len))
+		return -1;
+	want = next_seq(&l) ? next_seq(&l) - 1 : 0;
+	if (!f->o->quiet)
+		fprintf(stderr, "kvod-fetch: live: from chunk %" PRIu64 "\n",
+			want);
+	while (!fetch_stop && (!t_end || fetch_now() < t_end)) {
+		struct kvod_rdma_live_slot *e;
+		uint32_t len;
+
+		if (want >= next_seq(&l)) {
+			if (be32toh(l.head->flags) & KVOD_RDMA_LIVE_ENDED)
+				return 0;
+			nap(f->o->poll_ms);
+			if (rd(f, 0, l.head, l.hdr_len))
+				return -1;
+			continue;
+		}
+		e = entry(&l, want);
+		if (be64toh(e->seq) != want) {
+			/* Overwritten since (or being written): look again. */
+			if (rd(f, 0, l.head, l.hdr_len))
+				return -1;
+			want = skip_to_newest(f, &l, want);
+			continue;
+		}
+		len = be32toh(e->len);
+		if (len > l.slot_bytes ||
+		    rd(f, l.data_off + (want % l.nr) * l.slot_bytes, l.data,
+		       len) ||
+		    rd(f, entry_off(&l, want), l.check, sizeof(*l.check)))
+			return -1;
+		if (be64toh(l.check->seq) != want) {
+			f->live_torn++;
+			if (rd(f, 0, l.head, l.hdr_len))
+				return -1;
+			want = skip_to_newest(f, &l, want);
+			continue;
+		}
+		if (fetch_write(f, l.data, len))
+			return -1;
+		f->chunks++;
+		f->bytes += len;
+		want++;
+	}
+	return 0;
+}
