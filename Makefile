@@ -81,9 +81,12 @@ check: sparse checkpatch
 
 # Two guests: software emulation runs a guest on one host core, so one
 # guest would leave the second core idle and take the CI past its hour.
+# The race tests stress for 30 s each here (race_lib.bash: 60 s times
+# KVOD_TIMEOUT_SCALE elsewhere, 240 s on the debug kernel).
 test: setup
 	$(MAKE) all selftests siw
-	KVOD_GUESTS=$${KVOD_GUESTS:-2} tools/run-tests
+	KVOD_GUESTS=$${KVOD_GUESTS:-2} \
+	KVOD_STRESS_SECONDS=$${KVOD_STRESS_SECONDS:-30} tools/run-tests
 
 # The debug tier (Documentation/testing.rst). The modules are built from
 # a copy of the sources in build/debug, so that the Debian build in kmod/

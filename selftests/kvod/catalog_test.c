@@ -2319,6 +2319,7 @@ static bool nr_known(unsigned int nr)
 #ifdef KVOD_IOC_PUSH_START
 		KVOD_IOC_PUSH_START, KVOD_IOC_PUSH_STOP, KVOD_IOC_PUSH_LIST,
 #endif
+		KVOD_IOC_LIVE_CREATE, KVOD_IOC_LIVE_FEED,
 	};
 	size_t i;
 

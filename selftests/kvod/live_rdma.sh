@@ -6,7 +6,9 @@
 # every numbered MPEG-TS packet it writes out. A reader from the first
 # chunk gets all of it; one that falls a ring behind is moved ahead at
 # chunk boundaries, missing exactly the chunks it says it skipped, and
-# nothing torn ever reaches its output; DEL ends every reader; a channel
+# nothing torn ever reaches its output; the delay from writer to reader is
+# measured; ffprobe finds the streams of an ffmpeg-fed channel in
+# kvod-fetch's output; DEL ends every reader; a channel
 # without --rdma is refused; a client that plays movies only refuses a
 # channel. And the mirror's memory is counted.
 # timeout: 300
@@ -30,14 +32,17 @@ fields() {
 	for k; do field "$k" "$line"; done | paste -sd' '
 }
 
-# play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check, in the
-# background; results in $RDMA_TMP/TAG.check and TAG.fetch (its summary).
+# play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check (with
+# $CHECK_ARGS), in the background; results in $RDMA_TMP/TAG.check and
+# TAG.fetch (its summary).
 play() {
 	local name=$1 tag=$2
 
 	shift 2
+	# shellcheck disable=SC2086 # CHECK_ARGS is a list of words
 	{ "$KVOD_FETCH" "$@" "$RDMA_URL/$name" 2>"$RDMA_TMP/$tag.fetch" |
-		"${LT[@]}" check --ppc $PPC >"$RDMA_TMP/$tag.check"; } &
+		"${LT[@]}" check --ppc $PPC ${CHECK_ARGS:-} \
+			>"$RDMA_TMP/$tag.check"; } &
 }
 
 feed() {
@@ -53,7 +58,7 @@ summary() {
 }
 
 ktap_header
-ktap_plan 12
+ktap_plan 14
 rdma_test_start
 
 "$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
@@ -98,6 +103,38 @@ check_eq "... missing exactly the chunks it says it skipped" \
 	"$(($(summary slow skipped) * PPC))" \
 	"$(($(field skipped "$r") + $(field first "$r")))"
 check_eq "... and it got the last chunk" 3015 "$(field last "$r")"
+
+# --- The delay from writer to RDMA reader ------------------------------
+"$KVODCTL" live create tvd --rdma --chunk "$CHUNK" --chunks 256 ||
+	ktap_bail_out "cannot create channel tvd"
+CHECK_ARGS="--delay $RDMA_TMP/stamp" play tvd delay
+wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/delay.fetch"
+feed tvd 2000 --rate 1000 --stamp "$RDMA_TMP/stamp"
+sleep 1
+"$KVODCTL" del tvd
+wait
+r=$(cat "$RDMA_TMP/delay.check")
+ktap_print_msg "delay over RDMA: $r"
+check_ok "delay from writer to RDMA reader (polling every 20 ms): p50 $(field delay_p50 "$r") ms, p99 $(field delay_p99 "$r") ms (under 2 s), all 2000 packets" \
+	test "$(field delay_p99 "$r")" -lt 2000 -a "$(field packets "$r")" = 2000
+
+# --- A real encoder and a real player -------------------------------------
+"$KVODCTL" live create tvf --rdma --chunk 3760 --chunks 256 ||
+	ktap_bail_out "cannot create channel tvf"
+ffmpeg -v error -re -f lavfi -i testsrc=size=160x120:rate=10 \
+	-f lavfi -i sine=frequency=440:sample_rate=22050 -t 60 \
+	-c:v mpeg2video -b:v 200k -g 10 -c:a mp2 -b:a 64k -f mpegts - |
+	"$KVODCTL" live feed tvf 2>/dev/null &
+wait_test "$(time_limit 30)" -gt 10 movie_field tvf chunks_done
+streams=$("$KVOD_FETCH" -q "$RDMA_URL/tvf" |
+	timeout "$(time_limit 60)" ffprobe -v error \
+		-show_entries stream=codec_type,codec_name -of csv=p=0 - \
+		2>/dev/null | sed 's/,*$//; /^ *$/d' | LC_ALL=C sort -u |
+	paste -sd' ')
+"$KVODCTL" del tvf
+wait
+check_eq "ffprobe finds video and audio in kvod-fetch's output, live" \
+	"mp2,audio mpeg2video,video" "$streams"
 
 # --- Refusals ----------------------------------------------------------------
 "$KVODCTL" live create plain --chunk "$CHUNK" --chunks 4 ||
