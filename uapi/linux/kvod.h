@@ -487,9 +487,9 @@ struct kvod_live_create {
  * @name: the channel
  * @reserved: must be 0
  *
- * write() on @fd appends to the channel and never blocks: a chunk is
- * complete, and readers see it, when its last byte is written; a slow
- * reader never holds the writer up (see Documentation/live.rst). A write
+ * write() on @fd appends to the channel and never waits for a reader: a
+ * chunk is complete, and readers see it, when its last byte is written;
+ * a slow reader never holds the writer up (see Documentation/live.rst). A write
  * after the channel was deleted fails with EPIPE. Closing @fd completes a
  * partly written chunk (with KVOD_LIVE_TS, its whole packets only) and
  * leaves the channel without a writer; readers wait for the next one.
