@@ -27,7 +27,7 @@ ffmpeg -v error -re -f lavfi -i testsrc=size=160x120:rate=10 \
 	-f lavfi -i sine=frequency=440:sample_rate=22050 -t "$SECS" \
 	-c:v mpeg2video -b:v 200k -g 10 -c:a mp2 -b:a 64k -f mpegts - |
 	"$KVODCTL" live feed tv &
-wait_test 30 -gt 10 movie_field tv chunks_done
+wait_test "$(time_limit 30)" -gt 10 movie_field tv chunks_done
 
 # streams SOURCE: the codecs and types ffprobe finds, on one line.
 streams() {
@@ -57,7 +57,7 @@ player=$!
 played() {
 	grep -c '^0,' "$TMP/frames"
 }
-wait_test 60 -ge 50 played
+wait_test "$(time_limit 60)" -ge 50 played
 check_ok "the player decodes the channel live ($(played) frames)" \
 	test "$(played)" -ge 50
 "$KVODCTL" del tv
@@ -68,7 +68,7 @@ ktap_print_msg "the player decoded $n frames; stderr: $(head -c 300 "$TMP/player
 check_eq "DEL ends the player's stream cleanly" 0 "$rc"
 check_ok "... after all it decoded" test "$n" -ge 50
 wait
-wait_test 20 = 0 http_counter active
+wait_test "$(time_limit 20)" = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
 
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"

@@ -79,7 +79,7 @@ check_eq "a Range is ignored: 200" "HTTP/1.1 200 OK" "$r"
 zc_probes_on tcp_sendmsg
 get tv --packets 6400 --ppc $PPC --ready "$TMP/r1" >"$TMP/a" &
 get tv --packets 6400 --ppc $PPC --http10 --ready "$TMP/r2" >"$TMP/b" &
-wait_for 30 test -e "$TMP/r1" -a -e "$TMP/r2"
+wait_for "$(time_limit 30)" test -e "$TMP/r1" -a -e "$TMP/r2"
 feed tv 8000
 wait
 zc_tcp_control "$CONTROL_MIB"
@@ -117,7 +117,7 @@ check_eq "a late reader starts at the newest chunk (no writer: waits, times out)
 sysctl -qw net.ipv4.tcp_wmem="4096 8192 16384"
 get slow --after 7999 --rcvbuf 4096 --slow 30000 --ppc $PPC \
 	--ready "$TMP/r3" --timeout 120 >"$TMP/c" &
-wait_for 30 test -e "$TMP/r3"
+wait_for "$(time_limit 30)" test -e "$TMP/r3"
 feed slow 8000
 wait
 overruns=$(movie_field slow overruns)
@@ -135,7 +135,7 @@ check_eq "... and it got the last chunk" 7999 "$(field last "$c")"
 # --- A writer that pauses past the send timeout -----------------------
 echo 2 >"$PARAMS/http_send_timeout"
 get tv --after 8479 --timeout 30 --ready "$TMP/r4" >"$TMP/d" &
-wait_for 30 test -e "$TMP/r4"
+wait_for "$(time_limit 30)" test -e "$TMP/r4"
 feed tv 320 --start 8160 --pause-at 160 --pause 6
 wait
 d=$(cat "$TMP/d")
@@ -146,16 +146,16 @@ echo 60 >"$PARAMS/http_send_timeout"
 # --- A writer that dies, and the next one ------------------------------
 get tv --after 100159 --timeout 60 --ready "$TMP/r5" >"$TMP/e" &
 reader=$!
-wait_for 30 test -e "$TMP/r5"
+wait_for "$(time_limit 30)" test -e "$TMP/r5"
 "${LT[@]}" gen 100000 --start 8480 --rate 1000 |
 	"$KVODCTL" live feed tv 2>/dev/null &
-wait_for 30 writer_attached tv
+wait_for "$(time_limit 30)" writer_attached tv
 sleep 1
 pkill -KILL -f "kvodctl live feed tv"
-wait_test 30 = 0 movie_field tv writer
+wait_test "$(time_limit 30)" = 0 movie_field tv writer
 check_eq "a killed writer lets go of the channel" 0 "$(movie_field tv writer)"
 feed tv 160 --start 100000
-wait_for 30 writer_attached tv
+wait_for "$(time_limit 30)" writer_attached tv
 check_eq "the next writer attaches" 1 "$(movie_field tv writer)"
 wait "$reader"
 e=$(cat "$TMP/e")
@@ -171,10 +171,10 @@ for i in 1 2 3; do
 	[ "$i" = 3 ] && opt=(--http10)
 	get tv --end --timeout 60 --ready "$TMP/r6.$i" "${opt[@]}" >"$TMP/f.$i" &
 done
-wait_for 30 test -e "$TMP/r6.1" -a -e "$TMP/r6.2" -a -e "$TMP/r6.3"
+wait_for "$(time_limit 30)" test -e "$TMP/r6.1" -a -e "$TMP/r6.2" -a -e "$TMP/r6.3"
 "${LT[@]}" gen 1000000 --start 200000 --rate 2000 |
 	"$KVODCTL" live feed tv 2>"$TMP/feed.err" &
-wait_for 30 writer_attached tv
+wait_for "$(time_limit 30)" writer_attached tv
 sleep 2
 check_eq "three readers attached" 3 "$(movie_clients tv)"
 "$KVODCTL" del tv
@@ -187,7 +187,7 @@ for i in 1 2 3; do
 done
 check_eq "DEL: the writer is told" "kvodctl: live feed tv: the channel was deleted" \
 	"$(cat "$TMP/feed.err")"
-wait_test 30 = 0 http_counter active
+wait_test "$(time_limit 30)" = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
 check_eq "nothing left resident" 0 "$("$KVODCTL" stats | sed -n 's/^resident: //p')"
 
@@ -205,7 +205,7 @@ delay_http=$!
 "${LT[@]}" rtp 127.0.0.1 5008 --after 1999 --delay "$TMP/stamp" \
 	--ready "$TMP/r9" >"$TMP/i" &
 delay_rtp=$!
-wait_for 30 test -e "$TMP/r7" -a -e "$TMP/r8" -a -e "$TMP/r9"
+wait_for "$(time_limit 30)" test -e "$TMP/r7" -a -e "$TMP/r8" -a -e "$TMP/r9"
 "$KVODCTL" push tv udp://127.0.0.1:5008 --rate 4M >/dev/null ||
 	ktap_bail_out "cannot push tv"
 feed tv 2000 --rate 1000 --stamp "$TMP/stamp"
@@ -221,9 +221,9 @@ check_ok "delay from writer to HTTP reader: p50 $(field delay_p50 "$h") ms, p99 
 	test "$(field delay_p99 "$h")" -lt 2000
 check_ok "delay from writer to RTP receiver: p50 $(field delay_p50 "$i") ms, p99 $(field delay_p99 "$i") ms (under 2 s)" \
 	test "$(field delay_p99 "$i")" -lt 2000
-wait_test 30 = 0 movie_field tv writer
+wait_test "$(time_limit 30)" = 0 movie_field tv writer
 # The delay readers left with the channel idle: they must not stay.
-wait_test 30 = 2 movie_clients tv
+wait_test "$(time_limit 30)" = 2 movie_clients tv
 check_eq "the readers that left are let go; a reader and a push stay" 2 \
 	"$(movie_clients tv)"
 check_ok "rmmod with a reader attached" kvod_unload

@@ -41,7 +41,7 @@ rtp() {
 	rm -f "$TMP/ready.$port"
 	"${LT[@]}" rtp 127.0.0.1 "$port" --ready "$TMP/ready.$port" "$@" \
 		>"$TMP/rtp.$port" &
-	wait_for 30 test -e "$TMP/ready.$port"
+	wait_for "$(time_limit 30)" test -e "$TMP/ready.$port"
 }
 
 feed() {
@@ -117,7 +117,7 @@ check_eq "across a pause of the writer: nothing lost" "rtp 3200 3839 0 0 0" \
 
 # --- DEL ends the push ------------------------------------------------------
 "$KVODCTL" del tv
-wait_test 20 = 0 pushes
+wait_test "$(time_limit 20)" = 0 pushes
 check_eq "DEL of the channel ends its push" 0 "$(pushes)"
 
 # --- A push slower than its writer falls behind -----------------------------
@@ -140,7 +140,7 @@ check_eq "... past exactly the chunks counted as overruns" \
 	"$((overruns * PPC))" "$(field skipped "$r")"
 check_eq "... and it sent the last chunk" 1999 "$(field last "$r")"
 "$KVODCTL" del slow
-wait_test 20 = 0 pushes
+wait_test "$(time_limit 20)" = 0 pushes
 check_eq "no push left" 0 "$(pushes)"
 
 kvod_unload
