@@ -80,21 +80,6 @@ static int bad_option(const char *cmd, int ret, char **argv)
 	return EXIT_USAGE;
 }
 
-/* --window MS: 1..2000 */
-static int parse_window(const char *s, __u32 *ms)
-{
-	unsigned long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	v = strtoul(s, &end, 10);
-	if (*end || v < 1 || v > 2000)
-		return -1;
-	*ms = v;
-	return 0;
-}
-
 /* A decimal number in [@min, @max]. */
 static int parse_u32(const char *s, __u32 min, __u32 max, __u32 *out)
 {
@@ -146,7 +131,7 @@ static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 			a->tai = true;
 			break;
 		case VAL_WINDOW:
-			if (parse_window(optarg, &a->window_ms)) {
+			if (parse_u32(optarg, 1, 2000, &a->window_ms)) {
 				err_msg("invalid window '%s' (1..2000 ms)", optarg);
 				return EXIT_USAGE;
 			}
