@@ -17,11 +17,10 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/http_lib.bash"
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$HERE/../lib/zerocopy.sh"
+# shellcheck source=selftests/kvod/live_lib.bash
+. "$HERE/live_lib.bash"
 
-LT=("$PY" -S "$HERE/live_tool.py")
 PARAMS=/sys/module/kvod/parameters
-PPC=16				# packets per chunk
-CHUNK=$((PPC * 188))
 WMEM=$(sysctl -n net.ipv4.tcp_wmem)
 CONTROL_MIB=4
 
@@ -32,11 +31,6 @@ live_cleanup() {
 	http_cleanup
 }
 trap live_cleanup EXIT
-
-# field KEY LINE: the value of KEY=... in a live_tool.py result line.
-field() {
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -n1
-}
 
 # feed NAME GEN-ARGS...: live_tool.py gen into "kvodctl live feed NAME",
 # in the background; kvodctl's stderr goes to $TMP/feed.err.
@@ -90,10 +84,10 @@ b=$(cat "$TMP/b")
 ktap_print_msg "1.1: $a" "1.0: $b" \
 	"kworkers: TCP took $sent bytes, $spliced by reference; control $csent, $cspliced"
 check_eq "HTTP/1.1 reader: every packet from the first, whole and in order" \
-	"200 6400 0 0 0" "$(for k in status packets first torn gaps; do field $k "$a"; done | paste -sd' ')"
+	"200 6400 0 0 0" "$(fields "$a" status packets first torn gaps)"
 check_eq "... in ring chunks of $PPC packets, one HTTP chunk each" 400 "$(field chunks "$a")"
 check_eq "HTTP/1.0 reader: the same, close-delimited" \
-	"200 6400 0 0 0" "$(for k in status packets first torn gaps; do field $k "$b"; done | paste -sd' ')"
+	"200 6400 0 0 0" "$(fields "$b" status packets first torn gaps)"
 check_eq "the writer wrote everything" "8000 $((8000 * 188))" \
 	"$(movie_field tv chunks_done | awk -v p=$PPC '{ print $1 * p }') $(movie_field tv written)"
 check_ok "the probes see a copying sender copy (control)" \
@@ -126,7 +120,7 @@ sysctl -qw net.ipv4.tcp_wmem="$WMEM"
 c=$(cat "$TMP/c")
 ktap_print_msg "slow: $c; overruns $overruns"
 check_eq "slow reader: nothing torn, out of order or off a chunk boundary" \
-	"200 0 0 0" "$(for k in status torn backwards misaligned; do field $k "$c"; done | paste -sd' ')"
+	"200 0 0 0" "$(fields "$c" status torn backwards misaligned)"
 check_ok "... it was skipped ahead ($(field gaps "$c") times)" test "$(field gaps "$c")" -gt 0
 check_eq "... the packets it missed are the chunks counted as overruns" \
 	"$((overruns * PPC))" "$(field skipped "$c")"
@@ -140,7 +134,7 @@ feed tv 320 --start 8160 --pause-at 160 --pause 6
 wait
 d=$(cat "$TMP/d")
 check_eq "a reader waits out a 6 s pause of the writer (send timeout 2 s)" \
-	"200 8479 0" "$(for k in status last torn; do field $k "$d"; done | paste -sd' ')"
+	"200 8479 0" "$(fields "$d" status last torn)"
 echo 60 >"$PARAMS/http_send_timeout"
 
 # --- A writer that dies, and the next one ------------------------------
@@ -161,7 +155,7 @@ wait "$reader"
 e=$(cat "$TMP/e")
 ktap_print_msg "across writers: $e"
 check_eq "the reader saw both writers, nothing torn" "200 100159 0 0" \
-	"$(for k in status last torn backwards; do field $k "$e"; done | paste -sd' ')"
+	"$(fields "$e" status last torn backwards)"
 check_ok "... from the first writer too" test "$(field first "$e")" -lt 100000
 wait
 
@@ -183,7 +177,7 @@ for i in 1 2 3; do
 	f=$(cat "$TMP/f.$i")
 	ktap_print_msg "reader $i: $f"
 	check_eq "DEL: reader $i ($( [ "$i" = 3 ] && echo HTTP/1.0 || echo HTTP/1.1)) got a proper end, nothing torn" \
-		"200 1 0" "$(for k in status ended torn; do field $k "$f"; done | paste -sd' ')"
+		"200 1 0" "$(fields "$f" status ended torn)"
 done
 check_eq "DEL: the writer is told" "kvodctl: live feed tv: the channel was deleted" \
 	"$(cat "$TMP/feed.err")"
@@ -215,8 +209,7 @@ i=$(cat "$TMP/i")
 ktap_print_msg "delay over HTTP: $h" "delay over RTP: $i"
 check_eq "HTTP and RTP readers at once: all of it, nothing torn" \
 	"0 1999 0 0 1999 0 0" \
-	"$({ for k in first last torn; do field $k "$h"; done
-	     for k in first last torn lost; do field $k "$i"; done; } | paste -sd' ')"
+	"$(fields "$h" first last torn) $(fields "$i" first last torn lost)"
 check_ok "delay from writer to HTTP reader: p50 $(field delay_p50 "$h") ms, p99 $(field delay_p99 "$h") ms (under 2 s)" \
 	test "$(field delay_p99 "$h")" -lt 2000
 check_ok "delay from writer to RTP receiver: p50 $(field delay_p50 "$i") ms, p99 $(field delay_p99 "$i") ms (under 2 s)" \

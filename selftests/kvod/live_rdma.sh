@@ -17,20 +17,8 @@
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"
 
-LT=(/usr/bin/python3 -S "$KVOD_REPO/selftests/kvod/live_tool.py")
-PPC=16
-CHUNK=$((PPC * 188))
-
-field() {
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -n1
-}
-
-fields() {
-	local line=$1 k
-
-	shift
-	for k; do field "$k" "$line"; done | paste -sd' '
-}
+# shellcheck source=selftests/kvod/live_lib.bash
+. "$(dirname "$0")/live_lib.bash"
 
 # play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check (with
 # $CHECK_ARGS), in the background; results in $RDMA_TMP/TAG.check and
@@ -43,13 +31,6 @@ play() {
 	{ "$KVOD_FETCH" "$@" "$RDMA_URL/$name" 2>"$RDMA_TMP/$tag.fetch" |
 		"${LT[@]}" check --ppc $PPC ${CHECK_ARGS:-} \
 			>"$RDMA_TMP/$tag.check"; } &
-}
-
-feed() {
-	local name=$1
-
-	shift
-	"${LT[@]}" gen "$@" | "$KVODCTL" live feed "$name"
 }
 
 # summary TAG KEY: a number from kvod-fetch's "live:" summary line.
@@ -71,7 +52,7 @@ check_eq "the mirror is resident and counted" $((2 * 512 * 4096 + 16384)) \
 # --- From the first chunk: everything -----------------------------------
 play tv all
 wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/all.fetch"
-feed tv 8000
+live_feed tv 8000
 "$KVODCTL" del tv
 wait
 r=$(cat "$RDMA_TMP/all.check")
@@ -87,8 +68,8 @@ check_eq "DEL ended it" 0 "$(grep -c 'error\|failed' "$RDMA_TMP/all.fetch")"
 	ktap_bail_out "cannot create channel slow"
 play slow slow --poll 200
 wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/slow.fetch"
-feed slow 3000
-feed slow 16 --start 3000	# one more chunk, after the burst
+live_feed slow 3000
+live_feed slow 16 --start 3000	# one more chunk, after the burst
 sleep 2
 "$KVODCTL" del slow
 wait
@@ -109,7 +90,7 @@ check_eq "... and it got the last chunk" 3015 "$(field last "$r")"
 	ktap_bail_out "cannot create channel tvd"
 CHECK_ARGS="--delay $RDMA_TMP/stamp" play tvd delay
 wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/delay.fetch"
-feed tvd 2000 --rate 1000 --stamp "$RDMA_TMP/stamp"
+live_feed tvd 2000 --rate 1000 --stamp "$RDMA_TMP/stamp"
 sleep 1
 "$KVODCTL" del tvd
 wait

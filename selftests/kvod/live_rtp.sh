@@ -15,22 +15,10 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/http_lib.bash"
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$HERE/../lib/zerocopy.sh"
+# shellcheck source=selftests/kvod/live_lib.bash
+. "$HERE/live_lib.bash"
 
-LT=("$PY" -S "$HERE/live_tool.py")
-PPC=16
-CHUNK=$((PPC * 188))
 DST=udp://127.0.0.1
-
-field() {
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -n1
-}
-
-fields() {
-	local line=$1 k
-
-	shift
-	for k; do field "$k" "$line"; done | paste -sd' '
-}
 
 # rtp PORT ARGS...: a checking receiver in the background, ready when
 # $TMP/ready.PORT exists; its result goes to $TMP/rtp.PORT.
@@ -42,13 +30,6 @@ rtp() {
 	"${LT[@]}" rtp 127.0.0.1 "$port" --ready "$TMP/ready.$port" "$@" \
 		>"$TMP/rtp.$port" &
 	wait_for "$(time_limit 30)" test -e "$TMP/ready.$port"
-}
-
-feed() {
-	local name=$1
-
-	shift
-	"${LT[@]}" gen "$@" | "$KVODCTL" live feed "$name"
 }
 
 live_rtp_cleanup() {
@@ -86,7 +67,7 @@ zc_probes_on udp_sendmsg
 "$KVODCTL" push tv "$DST:5004" --rate 4M >/dev/null ||
 	ktap_bail_out "cannot push tv"
 check_eq "the channel has the push as a client" 1 "$(movie_clients tv)"
-feed tv 3200
+live_feed tv 3200
 wait
 zc_udp_control 200
 read -r sent spliced csent cspliced < <(zc_sums)
@@ -109,7 +90,7 @@ check_eq "kvod has UDP copy nothing, headers included" 0 $((sent - spliced))
 
 # --- A writer that pauses -------------------------------------------------
 rtp 5004 --after 3839 --ppc $PPC
-{ feed tv 320 --start 3200; sleep 3; feed tv 320 --start 3520; } &
+{ live_feed tv 320 --start 3200; sleep 3; live_feed tv 320 --start 3520; } &
 wait
 r=$(cat "$TMP/rtp.5004")
 check_eq "across a pause of the writer: nothing lost" "rtp 3200 3839 0 0 0" \
@@ -127,7 +108,7 @@ check_eq "DEL of the channel ends its push" 0 "$(pushes)"
 rtp 5006 --after 1999 --ppc $PPC --idle 30
 "$KVODCTL" push slow "$DST:5006" --rate 400k >/dev/null ||
 	ktap_bail_out "cannot push slow"
-feed slow 2000 --rate 500
+live_feed slow 2000 --rate 500
 wait
 overruns=$(movie_field slow overruns)
 r=$(cat "$TMP/rtp.5006")
