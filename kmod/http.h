@@ -73,8 +73,8 @@ struct http_live_tx {
 	u32 len;
 	u32 off;
 	char frame[24];
-	u8 frame_len;
-	u8 frame_sent;
+	u32 frame_len;
+	u32 frame_sent;
 	bool chunked;
 	bool started;
 	bool ending;
@@ -175,6 +175,8 @@ void kvod_http_live_done(struct http_conn *conn);
 void kvod_http_respond(struct http_conn *conn, const struct http_request *req);
 void kvod_http_respond_error(struct http_conn *conn, u16 status);
 int kvod_http_send(struct http_conn *conn);
+int kvod_http_send_copy(struct socket *sock, const char *buf, u32 len,
+			u32 *sent, bool more);
 void kvod_http_tx_done(struct http_conn *conn);
 
 #endif /* _KVOD_HTTP_H */

@@ -75,21 +75,10 @@ void kvod_http_live_done(struct http_conn *conn)
 static int send_frame(struct http_conn *conn)
 {
 	struct http_live_tx *lt = &conn->tx.live;
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
-	struct kvec iov;
-	int ret;
 
-	if (!lt->ending)
-		msg.msg_flags |= MSG_MORE;	/* the chunk follows */
-	while (lt->frame_sent < lt->frame_len) {
-		iov.iov_base = lt->frame + lt->frame_sent;
-		iov.iov_len = lt->frame_len - lt->frame_sent;
-		ret = kernel_sendmsg(conn->sock, &msg, &iov, 1, iov.iov_len);
-		if (ret <= 0)
-			return ret ?: -EAGAIN;
-		lt->frame_sent += ret;
-	}
-	return 0;
+	/* unless this is the last frame, the chunk follows */
+	return kvod_http_send_copy(conn->sock, lt->frame, lt->frame_len,
+				   &lt->frame_sent, !lt->ending);
 }
 
 /* Hand the rest of the held chunk to TCP; 0 once all of it is there. */

@@ -265,24 +265,46 @@ void kvod_http_tx_done(struct http_conn *conn)
 	tx->movie = NULL;
 }
 
-static int send_head(struct http_conn *conn)
+/**
+ * kvod_http_send_copy() - have TCP copy the rest of a small buffer
+ * @sock: the connection's socket
+ * @buf: the buffer, e.g. a header or a chunk-size line
+ * @len: bytes in @buf
+ * @sent: bytes of @buf TCP took so far; advanced by what it takes now
+ * @more: more follows at once (MSG_MORE)
+ *
+ * Headers and framing are the only bytes kvod hands TCP by copy.
+ *
+ * Return: 0 once all of @buf is taken, -EAGAIN if the socket is full,
+ * another negative errno if it failed.
+ */
+int kvod_http_send_copy(struct socket *sock, const char *buf, u32 len,
+			u32 *sent, bool more)
 {
-	struct http_tx *tx = &conn->tx;
 	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
 	struct kvec iov;
 	int ret;
 
-	if (tx->movie && tx->pos < tx->end)
+	if (more)
 		msg.msg_flags |= MSG_MORE;
-	while (tx->hdr_sent < tx->hdr_len) {
-		iov.iov_base = tx->hdr + tx->hdr_sent;
-		iov.iov_len = tx->hdr_len - tx->hdr_sent;
-		ret = kernel_sendmsg(conn->sock, &msg, &iov, 1, iov.iov_len);
+	while (*sent < len) {
+		iov.iov_base = (char *)buf + *sent;
+		iov.iov_len = len - *sent;
+		ret = kernel_sendmsg(sock, &msg, &iov, 1, iov.iov_len);
 		if (ret <= 0)
 			return ret ?: -EAGAIN;
-		tx->hdr_sent += ret;
+		*sent += ret;
 	}
 	return 0;
+}
+
+static int send_head(struct http_conn *conn)
+{
+	struct http_tx *tx = &conn->tx;
+
+	return kvod_http_send_copy(conn->sock, tx->hdr, tx->hdr_len,
+				   &tx->hdr_sent,
+				   tx->movie && tx->pos < tx->end);
 }
 
 /* Hand body pages to TCP; see the comment at the top of the file. */
