@@ -177,6 +177,23 @@ size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
 u64 kvod_resident_bytes(void);
 unsigned int kvod_movies_alive(void);
 
+/**
+ * struct kvod_live_event - what a channel's watchers are woken for: the
+ *	key of the wake-up (kvod_live_watch())
+ * @seq: the chunk just completed; KVOD_LIVE_SEQ_NONE when @ended
+ * @index: its slot
+ * @len: its bytes
+ * @ended: the channel was deleted: no chunk follows
+ */
+struct kvod_live_event {
+	u64 seq;
+	u32 index;
+	u32 len;
+	bool ended;
+};
+
+#define KVOD_LIVE_SEQ_NONE	U64_MAX
+
 /* live.c */
 struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 				    u64 cap);

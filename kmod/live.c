@@ -48,7 +48,9 @@
  * Locking: @lock (a spinlock, never held while sleeping or copying) guards
  * the slots' page, seq and len, @next_seq, @writer and @ended. @wlock (a
  * mutex) serialises writes on the feed file and guards @fill. Readers are
- * woken through @wq after each completed chunk and at the end.
+ * woken through @wq after each completed chunk and at the end, with a
+ * struct kvod_live_event saying which; RDMA connections that asked for
+ * notes post one SEND each from that wake-up (rdma_note.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -66,7 +68,6 @@
 
 #include "kvod.h"
 
-#define KVOD_LIVE_SEQ_NONE	U64_MAX
 #define LIVE_HEAD_BYTES		64
 #define TS_PACKET		188
 
@@ -325,15 +326,21 @@ void kvod_live_free(struct kvod_live *ch)
  */
 void kvod_live_end(struct kvod_live *ch)
 {
+	struct kvod_live_event ev = {
+		.seq = KVOD_LIVE_SEQ_NONE,
+		.ended = true,
+	};
+
 	spin_lock(&ch->lock);
 	ch->ended = true;
 	spin_unlock(&ch->lock);
-	wake_up_all(&ch->wq);
+	/* The writer stops at its next chunk; the mirror says so first. */
 	if (ch->head) {
 		mutex_lock(&ch->wlock);
 		WRITE_ONCE(ch->head->flags, cpu_to_be32(KVOD_RDMA_LIVE_ENDED));
 		mutex_unlock(&ch->wlock);
 	}
+	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
 }
 
 /* The writer: claim the slot of chunk @next_seq before writing into it. */
@@ -368,6 +375,11 @@ static int slot_claim(struct kvod_live *ch)
 static void chunk_complete(struct kvod_live *ch, u32 len)
 {
 	struct kvod_live_slot *slot = live_slot(ch, ch->next_seq);
+	struct kvod_live_event ev = {
+		.seq = ch->next_seq,
+		.index = slot - ch->slots,
+		.len = len,
+	};
 
 	if (ch->head)
 		mirror_publish(ch, ch->next_seq, slot->page, len);
@@ -377,7 +389,8 @@ static void chunk_complete(struct kvod_live *ch, u32 len)
 	slot->seq = ch->next_seq++;
 	spin_unlock(&ch->lock);
 	ch->fill = 0;
-	wake_up_all(&ch->wq);
+	/* Watchers run now, in the writer's context: they only queue. */
+	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
 }
 
 /* Copy from @from into the ring; under @wlock. */
@@ -602,6 +615,12 @@ int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
  * @ch: the ring
  * @wait: an entry with its wake function set; kvod_live_unwatch() takes
  *	it off again before it goes away
+ *
+ * The wake function runs in the writer's context (or DEL's), under the
+ * wait queue's lock with interrupts off, with a struct kvod_live_event as
+ * its key: it must not sleep, and should only queue work. Wake-ups come
+ * in the order of the chunks; the event is the writer's, valid only
+ * during the call.
  */
 void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait)
 {

@@ -147,7 +147,7 @@ static int conn_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
 
 /* Versioned private data first: magic, version, then the name. */
 static u8 parse_request(const struct rdma_conn_param *p,
-			char name[KVOD_NAME_MAX])
+			char name[KVOD_NAME_MAX], u8 *flags)
 {
 	const struct kvod_rdma_req *req = p->private_data;
 	size_t room, len;
@@ -158,8 +158,10 @@ static u8 parse_request(const struct rdma_conn_param *p,
 		return KVOD_RDMA_BAD_REQUEST;
 	if (req->version != KVOD_RDMA_VERSION)
 		return KVOD_RDMA_BAD_VERSION;
-	if (memchr_inv(req->reserved, 0, sizeof(req->reserved)))
+	if (memchr_inv(req->reserved, 0, sizeof(req->reserved)) ||
+	    (req->flags & ~KVOD_RDMA_REQ_NOTIFY))
 		return KVOD_RDMA_BAD_REQUEST;
+	*flags = req->flags;
 
 	room = p->private_data_len - sizeof(*req);
 	len = strnlen(req->name, room);
@@ -236,9 +238,9 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	char name[KVOD_NAME_MAX];
 	struct kvod_rdma_conn *conn;
 	struct kvod_movie *movie;
-	u8 status;
+	u8 status, flags;
 
-	status = parse_request(&ev->param.conn, name);
+	status = parse_request(&ev->param.conn, name, &flags);
 	if (status)
 		return conn_reject(rl, id, status);
 	movie = kvod_movie_open(name);
@@ -248,7 +250,9 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 		kvod_movie_close(movie);
 		return conn_reject(rl, id, KVOD_RDMA_NOT_MOVIE);
 	}
-	conn = kvod_rdma_conn_create(rl, id, &ev->param.conn, movie);
+	/* Notes only for a channel: a movie's client asked for nothing. */
+	conn = kvod_rdma_conn_create(rl, id, &ev->param.conn, movie,
+				     movie->live && (flags & KVOD_RDMA_REQ_NOTIFY));
 	if (IS_ERR(conn))
 		return conn_reject(rl, id, kvod_rdma_status(PTR_ERR(conn)));
 	status = conn_admit(rl, conn);

@@ -19,7 +19,9 @@
  *   struct kvod_rdma_conn: created (small) and admitted in the
  *   CONNECT_REQUEST handler, which links it on its listener and queues
  *   setup_work; setup_work maps the movie, builds the QP and accepts or
- *   rejects under the id's handler lock. It is released exactly once by
+ *   rejects under the id's handler lock. A connection to a live channel
+ *   whose client asked for notes also watches the channel from setup
+ *   until release (rdma_note.c). It is released exactly once by
  *   release_work (queued by kvod_rdma_conn_close() on disconnect, error,
  *   device removal, unlisten or exit), which first waits for setup_work,
  *   rejects an unanswered request, disconnects, drains the QP, destroys
@@ -84,6 +86,15 @@ struct kvod_rdma_seg {
 	u64 length;
 };
 
+/* Every this-many-th note is signaled; its completion frees them all. */
+#define KVOD_RDMA_NOTE_SIGNAL	(KVOD_RDMA_NOTES / 4)
+
+/* The completion of a group of KVOD_RDMA_NOTE_SIGNAL notes (rdma_note.c). */
+struct kvod_rdma_note_cqe {
+	struct ib_cqe cqe;
+	u32 sent_to;			/* notes posted up to its last one */
+};
+
 struct kvod_rdma_conn {
 	struct kvod_rdma_ctx ctx;	/* the id's context from admission */
 	struct list_head node;		/* on rl->conns, under rl->lock */
@@ -118,6 +129,18 @@ struct kvod_rdma_conn {
 	 */
 	atomic_t ready_gate;
 
+	/* a live channel's notes, if the client asked (rdma_note.c) */
+	bool notify;			/* immutable */
+	bool note_watching;		/* @note_wait is on the channel */
+	bool notes_on;			/* READY is posted: notes may follow */
+	struct wait_queue_entry note_wait;
+	struct kvod_rdma_live_note *notes;	/* KVOD_RDMA_NOTES buffers */
+	u64 notes_dma;
+	u32 note_posted;		/* under the channel's wait queue lock */
+	u32 note_done;			/* notes out of their buffers */
+	struct kvod_rdma_note_cqe note_cqes[KVOD_RDMA_NOTES /
+					    KVOD_RDMA_NOTE_SIGNAL];
+
 	unsigned long flags;
 	struct work_struct setup_work;
 	struct work_struct release_work;
@@ -139,9 +162,16 @@ void kvod_rdma_conn_unlink(struct kvod_rdma_conn *conn);
 struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 					     struct rdma_cm_id *id,
 					     const struct rdma_conn_param *req,
-					     struct kvod_movie *movie);
+					     struct kvod_movie *movie,
+					     bool notify);
 void kvod_rdma_conn_free(struct kvod_rdma_conn *conn);
 int kvod_rdma_conn_established(struct kvod_rdma_conn *conn);
 void kvod_rdma_conn_close(struct kvod_rdma_conn *conn);
+
+/* rdma_note.c */
+int kvod_rdma_note_setup(struct kvod_rdma_conn *conn);
+void kvod_rdma_note_start(struct kvod_rdma_conn *conn);
+void kvod_rdma_note_stop(struct kvod_rdma_conn *conn);
+void kvod_rdma_note_free(struct kvod_rdma_conn *conn);
 
 #endif /* _KVOD_RDMA_H */

@@ -308,11 +308,17 @@ static int conn_post_ready(struct kvod_rdma_conn *conn)
  */
 static int conn_ready_gate(struct kvod_rdma_conn *conn)
 {
+	int ret;
+
 	if (!atomic_dec_and_test(&conn->ready_gate))
 		return 0;
+
 	if (test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
 		return 0;
-	return conn_post_ready(conn);
+	ret = conn_post_ready(conn);
+	if (!ret && conn->notify)
+		kvod_rdma_note_start(conn);
+	return ret;
 }
 
 /*
@@ -382,9 +388,10 @@ static int conn_post_starts(struct kvod_rdma_conn *conn)
 static int conn_create_qp(struct kvod_rdma_conn *conn)
 {
 	/* REG_MR per segment and the table, READY, and a drain WR each way;
-	 * over iWARP the STARTs' RECVs too.
+	 * over iWARP the STARTs' RECVs too; the notes in flight.
 	 */
-	u32 send_wr = conn->nr_segs + 3;
+	u32 send_wr = conn->nr_segs + 3 +
+		      (conn->notify ? KVOD_RDMA_NOTES : 0);
 	u32 recv_wr = conn->iwarp ? KVOD_RDMA_STARTS + 1 : 1;
 	struct ib_qp_init_attr attr = {
 		.qp_context = conn,
@@ -438,6 +445,7 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 				    KVOD_RDMA_STARTS * sizeof(*conn->start),
 				    DMA_FROM_DEVICE);
 	kfree(conn->start);
+	kvod_rdma_note_free(conn);
 	if (conn->cq)
 		ib_free_cq(conn->cq);
 	if (conn->pd)
@@ -463,10 +471,13 @@ static int conn_setup(struct kvod_rdma_conn *conn)
 	      conn_map_ready(conn);
 	if (!ret && conn->iwarp)
 		ret = conn_map_start(conn);
+	if (!ret && conn->notify)
+		ret = kvod_rdma_note_setup(conn);
 	if (ret)
 		return ret;
 	cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5 +
-			 (conn->iwarp ? KVOD_RDMA_STARTS : 0), 0,
+			 (conn->iwarp ? KVOD_RDMA_STARTS : 0) +
+			 (conn->notify ? KVOD_RDMA_NOTES : 0), 0,
 			 IB_POLL_WORKQUEUE);
 	if (IS_ERR(cq))
 		return PTR_ERR(cq);
@@ -484,7 +495,8 @@ static int conn_accept(struct kvod_rdma_conn *conn)
 		.magic = cpu_to_be32(KVOD_RDMA_MAGIC),
 		.version = KVOD_RDMA_VERSION,
 		.status = KVOD_RDMA_OK,
-		.flags = cpu_to_be16(conn->movie->live ? KVOD_RDMA_LIVE : 0),
+		.flags = cpu_to_be16((conn->movie->live ? KVOD_RDMA_LIVE : 0) |
+				     (conn->notify ? KVOD_RDMA_NOTIFY : 0)),
 		.movie_size = cpu_to_be64(conn->movie->length),
 		.table_addr = cpu_to_be64(conn->table_seg.mr->iova),
 		.table_rkey = cpu_to_be32(conn->table_seg.mr->rkey),
@@ -563,6 +575,8 @@ static void conn_release_work(struct work_struct *work)
 		container_of(work, struct kvod_rdma_conn, release_work);
 
 	cancel_work_sync(&conn->setup_work);
+	/* No note is posted from here on, so none after the drain. */
+	kvod_rdma_note_stop(conn);
 	if (!test_and_set_bit(KVOD_RDMA_CONN_ANSWERED, &conn->flags)) {
 		/* Closed (unlisten, exit, device removal) before setup
 		 * answered: tell the client the server is busy.
@@ -593,6 +607,7 @@ static void conn_release_work(struct work_struct *work)
  * @req: the request's parameters
  * @movie: from kvod_movie_open(); the connection takes it over (also on
  *	failure)
+ * @notify: the client asked for notes and @movie is a live channel
  *
  * Called from the CONNECT_REQUEST handler: only allocates. The caller
  * admits the connection (links it, makes it @id's context, queues its
@@ -603,7 +618,8 @@ static void conn_release_work(struct work_struct *work)
 struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 					     struct rdma_cm_id *id,
 					     const struct rdma_conn_param *req,
-					     struct kvod_movie *movie)
+					     struct kvod_movie *movie,
+					     bool notify)
 {
 	struct kvod_rdma_conn *conn;
 
@@ -626,6 +642,7 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 	conn->iwarp = rdma_protocol_iwarp(id->device, id->port_num);
 	atomic_set(&conn->ready_gate, conn->iwarp ? 2 : 1);
 	conn->movie = movie;
+	conn->notify = notify;
 	conn->reg_cqe.done = conn_wc_done;
 	conn->ready_cqe.done = conn_wc_done;
 	return conn;

@@ -9,10 +9,15 @@
  * ring has moved past it and we go on at the newest chunk, counting what
  * we skipped); we READ its bytes, then the entry again, and write the
  * bytes only if the entry still names the chunk (else they may be torn:
- * counted, dropped, and we go on at the newest). With no new chunk we
- * READ the head again every --poll milliseconds. The server does nothing
- * for any of this. The channel's end (DEL) ends the run, after the
- * chunks completed before it.
+ * counted, dropped, and we go on at the newest).
+ *
+ * How we learn of new chunks: by default from the server's notes (we ask
+ * with KVOD_RDMA_REQ_NOTIFY; one SEND per chunk, which names the chunk
+ * and its length, so its first entry READ is saved), and from the head
+ * if no note came for NOTE_QUIET_MS (notes are best effort); with
+ * --poll MS by READing the head every MS milliseconds, and the server
+ * does nothing for us at all. The channel's end (DEL) ends the run,
+ * after the chunks completed before it.
  */
 #include "kvod-fetch.h"
 
@@ -24,6 +29,7 @@
 #include <time.h>
 
 #define HEAD_BYTES	64	/* the head's room before the slot entries */
+#define NOTE_QUIET_MS	1000	/* no note for this long: READ the head */
 
 struct live {
 	struct kvod_rdma_live_head *head;	/* then the entries */
@@ -33,10 +39,52 @@ struct live {
 	uint64_t slot_bytes;
 	uint64_t data_off;
 	uint32_t hdr_len;
+	int notes;		/* the server SENDs notes */
+	uint64_t known;		/* chunks complete, as far as we know */
+	int ended;		/* the channel's end is known */
+	uint64_t note_seq;	/* the latest note's chunk, and its length */
+	uint32_t note_len;
 };
 
-/* READ [@off, +@len) of the mirror into @dst (in f->mr), across segments. */
-static int rd(struct fetch *f, uint64_t off, void *dst, uint32_t len)
+/* A note arrived in receive @i: learn from it and post the receive again. */
+static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc,
+		   int i)
+{
+	const struct kvod_rdma_live_note *n = &f->c.notes[i];
+	uint64_t seq = be64toh(n->seq);
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "kvod-fetch: live: note: %s\n",
+			ibv_wc_status_str(wc->status));
+		return -1;
+	}
+	if (wc->byte_len != sizeof(*n)) {
+		fprintf(stderr, "kvod-fetch: live: a note of %u bytes\n",
+			wc->byte_len);
+		return -1;
+	}
+	f->live_notes++;
+	if (be32toh(n->flags) & KVOD_RDMA_LIVE_ENDED) {
+		l->ended = 1;
+	} else if (l->nr && be32toh(n->index) == seq % l->nr) {
+		if (seq + 1 > l->known)
+			l->known = seq + 1;
+		l->note_seq = seq;
+		l->note_len = be32toh(n->len);
+	}
+	if (kvod_note_repost(&f->c, i)) {
+		fprintf(stderr, "kvod-fetch: live: %s\n", f->c.err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * READ [@off, +@len) of the mirror into @dst (in f->mr), across segments;
+ * notes that arrive meanwhile are taken.
+ */
+static int rd(struct fetch *f, struct live *l, uint64_t off, void *dst,
+	      uint32_t len)
 {
 	struct ibv_wc wc[8];
 	char *p = dst;
@@ -69,13 +117,20 @@ static int rd(struct fetch *f, uint64_t off, void *dst, uint32_t len)
 		if (n <= 0)
 			goto err;
 		for (i = 0; i < n; i++) {
+			int note = kvod_note_slot(wc[i].wr_id);
+
+			if (note >= 0) {
+				if (on_note(f, l, &wc[i], note))
+					return -1;
+				continue;
+			}
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				fprintf(stderr, "kvod-fetch: live: READ: %s\n",
 					ibv_wc_status_str(wc[i].status));
 				return -1;
 			}
+			posted--;
 		}
-		posted -= n;
 	}
 	return 0;
 err:
@@ -105,7 +160,7 @@ static int live_setup(struct fetch *f, struct live *l)
 	/* The head first, through a buffer of its own size. */
 	f->buf = aligned_alloc(4096, 4096);
 	f->mr = f->buf ? kvod_reg(&f->c, f->buf, 4096) : NULL;
-	if (!f->mr || rd(f, 0, f->buf, sizeof(h)))
+	if (!f->mr || rd(f, l, 0, f->buf, sizeof(h)))
 		goto fail;
 	memcpy(&h, f->buf, sizeof(h));
 	l->nr = be32toh(h.nr_chunks);
@@ -140,15 +195,25 @@ fail:
 	return -1;
 }
 
-static uint64_t next_seq(const struct live *l)
+/* READ the head and entries again: what is complete, and the end. */
+static int read_head(struct fetch *f, struct live *l)
 {
-	return be64toh(l->head->next_seq);
+	uint64_t next;
+
+	if (rd(f, l, 0, l->head, l->hdr_len))
+		return -1;
+	next = be64toh(l->head->next_seq);
+	if (next > l->known)
+		l->known = next;
+	if (be32toh(l->head->flags) & KVOD_RDMA_LIVE_ENDED)
+		l->ended = 1;
+	return 0;
 }
 
 /* Go on at the newest chunk, counting the ones between. */
 static uint64_t skip_to_newest(struct fetch *f, struct live *l, uint64_t want)
 {
-	uint64_t newest = next_seq(l) - 1;
+	uint64_t newest = l->known - 1;
 
 	if (newest > want)
 		f->live_skipped += newest - want;
@@ -162,6 +227,36 @@ static void nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Nothing new is known: wait for a note, or poll the head. */
+static int wait_chunk(struct fetch *f, struct live *l)
+{
+	struct ibv_wc wc[8];
+	int n, i;
+
+	if (!l->notes) {
+		nap(f->o->poll_ms);
+		return read_head(f, l);
+	}
+	n = kvod_poll(&f->c, wc, 8, NOTE_QUIET_MS);
+	if (n < 0) {
+		fprintf(stderr, "kvod-fetch: live: %s\n", f->c.err);
+		return -1;
+	}
+	if (!n)		/* quiet: maybe notes were dropped */
+		return read_head(f, l);
+	for (i = 0; i < n; i++) {
+		int note = kvod_note_slot(wc[i].wr_id);
+
+		if (note < 0) {
+			fprintf(stderr, "kvod-fetch: live: a completion of no note\n");
+			return -1;
+		}
+		if (on_note(f, l, &wc[i], note))
+			return -1;
+	}
+	return 0;
+}
+
 /**
  * fetch_live_run() - play a live channel to the output
  * @f: connected, with f->live set
@@ -171,44 +266,49 @@ static void nap(int ms)
  */
 int fetch_live_run(struct fetch *f, double t_end)
 {
-	struct live l;
+	struct live l = { .note_seq = UINT64_MAX };
 	uint64_t want;
 
-	if (live_setup(f, &l) || rd(f, 0, l.head, l.hdr_len))
+	l.notes = !!(f->c.reply_flags & KVOD_RDMA_NOTIFY);
+	if (live_setup(f, &l) || read_head(f, &l))
 		return -1;
-	want = next_seq(&l) ? next_seq(&l) - 1 : 0;
+	want = l.known ? l.known - 1 : 0;
 	if (!f->o->quiet)
-		fprintf(stderr, "kvod-fetch: live: from chunk %" PRIu64 "\n",
-			want);
+		fprintf(stderr, "kvod-fetch: live: from chunk %" PRIu64 "%s\n",
+			want, l.notes ? ", with notes" : "");
 	while (!fetch_stop && (!t_end || fetch_now() < t_end)) {
 		struct kvod_rdma_live_slot *e;
 		uint32_t len;
 
-		if (want >= next_seq(&l)) {
-			if (be32toh(l.head->flags) & KVOD_RDMA_LIVE_ENDED)
+		if (want >= l.known) {
+			if (l.ended)
 				return 0;
-			nap(f->o->poll_ms);
-			if (rd(f, 0, l.head, l.hdr_len))
+			if (wait_chunk(f, &l))
 				return -1;
 			continue;
 		}
-		e = entry(&l, want);
-		if (be64toh(e->seq) != want) {
-			/* Overwritten since (or being written): look again. */
-			if (rd(f, 0, l.head, l.hdr_len))
-				return -1;
-			want = skip_to_newest(f, &l, want);
-			continue;
+		if (want == l.note_seq) {
+			len = l.note_len;	/* the note saves the entry READ */
+		} else {
+			e = entry(&l, want);
+			if (be64toh(e->seq) != want) {
+				/* Overwritten since, or being written. */
+				if (read_head(f, &l))
+					return -1;
+				if (be64toh(e->seq) != want)
+					want = skip_to_newest(f, &l, want);
+				continue;
+			}
+			len = be32toh(e->len);
 		}
-		len = be32toh(e->len);
 		if (len > l.slot_bytes ||
-		    rd(f, l.data_off + (want % l.nr) * l.slot_bytes, l.data,
+		    rd(f, &l, l.data_off + (want % l.nr) * l.slot_bytes, l.data,
 		       len) ||
-		    rd(f, entry_off(&l, want), l.check, sizeof(*l.check)))
+		    rd(f, &l, entry_off(&l, want), l.check, sizeof(*l.check)))
 			return -1;
 		if (be64toh(l.check->seq) != want) {
 			f->live_torn++;
-			if (rd(f, 0, l.head, l.hdr_len))
+			if (read_head(f, &l))
 				return -1;
 			want = skip_to_newest(f, &l, want);
 			continue;

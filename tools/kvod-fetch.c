@@ -427,10 +427,15 @@ static int setup(struct fetch *f)
 		.depth = o->depth,
 		.timeout_ms = o->timeout_ms,
 		.live_ok = 1,
+		.notes = !o->poll_ms,
 	};
 	size_t bytes;
 
 	co.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
+	/* A live channel's notes, unless --poll; a movie ignores the ask. */
+	if (co.pdata_len && co.notes)
+		pdata[offsetof(struct kvod_rdma_req, flags)] =
+			KVOD_RDMA_REQ_NOTIFY;
 	if (kvod_connect(&f->c, &co) && f->c.fail == KVOD_FAIL_TOOLONG) {
 		fprintf(stderr,
 			"kvod-fetch: movie name '%s' is %zu bytes; over IB and RoCE (connect requests of %d bytes) names are at most %d\n",
@@ -478,9 +483,9 @@ static void summary(const struct fetch *f, double secs)
 		return;
 	if (f->live) {
 		fprintf(stderr,
-			"kvod-fetch: live: %" PRIu64 " bytes in %.3f s, %" PRIu64 " chunks, %" PRIu64 " skipped, %" PRIu64 " torn%s\n",
+			"kvod-fetch: live: %" PRIu64 " bytes in %.3f s, %" PRIu64 " chunks, %" PRIu64 " skipped, %" PRIu64 " torn, %" PRIu64 " notes%s\n",
 			f->bytes, secs, f->chunks, f->live_skipped,
-			f->live_torn,
+			f->live_torn, f->live_notes,
 			f->pipe_closed ? " (output closed early)" : "");
 		return;
 	}
@@ -519,7 +524,6 @@ int main(int argc, char **argv)
 		.depth = DEPTH_DEFAULT,
 		.cache_ms = 400,
 		.timeout_ms = 5000,
-		.poll_ms = 20,
 		.seed = (unsigned int)time(NULL) ^ (unsigned int)getpid(),
 	};
 	struct fetch f = { .o = &o, .fd = STDOUT_FILENO, .h.sock = -1 };

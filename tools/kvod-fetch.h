@@ -36,7 +36,9 @@ struct fetch_opts {
 	double duration;		/* seconds, 0: until the end */
 	unsigned int seed;
 	int timeout_ms;
-	int poll_ms;			/* live: how often to look for a chunk */
+	int poll_ms;			/* live: poll the head this often (ms);
+					 * 0: ask for notes
+					 */
 	int quiet;
 };
 
@@ -89,6 +91,7 @@ struct fetch {
 	int live;
 	uint64_t live_skipped;		/* chunks the ring overwrote first */
 	uint64_t live_torn;		/* chunks overwritten while READ */
+	uint64_t live_notes;		/* notes received */
 };
 
 extern volatile sig_atomic_t fetch_stop;

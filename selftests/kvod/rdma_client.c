@@ -190,8 +190,11 @@ static int cmd_raw(const char *hex)
 			return 2;
 	}
 	if (!conn_open(&c, len ? pd : NULL, len)) {
-		printf("result: accepted size=%llu segments=%u\n",
+		printf("result: accepted size=%llu segments=%u",
 		       (unsigned long long)c.movie_size, c.nr_segments);
+		if (c.reply_flags)
+			printf(" flags=0x%x", c.reply_flags);
+		printf("\n");
 	} else if (c.fail == KVOD_FAIL_REJECTED) {
 		printf("result: rejected status=%d version=%d\n",
 		       c.rej_status, c.rej_version);

@@ -18,9 +18,9 @@
 
 ktap_header
 if rdma_iwarp; then
-	ktap_plan 21
+	ktap_plan 23
 else
-	ktap_plan 20
+	ktap_plan 22
 fi
 rdma_test_start
 
@@ -42,6 +42,8 @@ raw "version 2: version mismatch, server speaks v1" \
 	"rejected status=3 version=1" "${magic}02000000${name}00"
 raw "reserved bytes set: bad request" "rejected status=4 version=1" \
 	"${magic}01000100${name}00"
+raw "an unknown flag: bad request" "rejected status=4 version=1" \
+	"${magic}01020000${name}00"
 # IB CM pads the REQ private data with zeros to 56 bytes, so only a name
 # that fills all 48 bytes after the header can lack its terminator. iWARP
 # carries the private data as sent: 64 bytes without a NUL.
@@ -59,6 +61,9 @@ raw "unknown movie: not found" "rejected status=1 version=1" \
 out=$("$RDMA_CLIENT" "$RXE_ADDR" raw "${magic}01000000${name}00" 2>&1)
 check_eq "well-formed request: accepted" "result: accepted size=5242880" \
 	"${out% segments=*}"
+# Notes are for live channels: a movie's client gets the movie, no flags.
+check_eq "notes asked of a movie: accepted, no notes granted" "$out" \
+	"$("$RDMA_CLIENT" "$RXE_ADDR" raw "${magic}01010000${name}00" 2>&1)"
 if rdma_iwarp; then
 	long=$(printf 'n%.0s' $(seq 63))
 	movie_add "$long" 70000 || ktap_bail_out "cannot add a movie"

@@ -134,6 +134,8 @@ rdma_require_transport() {
 # shellcheck disable=SC2034 # used by the scripts that source this
 KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch
 RDMA_CLIENT=$KVOD_REPO/selftests/kvod/rdma_client
+# shellcheck disable=SC2034 # for the tests that source this
+NOTE_SINK=$KVOD_REPO/selftests/kvod/note_sink
 KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
 # shellcheck disable=SC2034 # for the tests that source this
 RDMA_URL=rdma://$RXE_ADDR:$RXE_PORT

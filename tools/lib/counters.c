@@ -27,5 +27,7 @@ const char *const kvod_counter_names[KVOD_LC_NR] = {
 	[KVOD_LC_REJ_VERSION] = "rej_version",
 	[KVOD_LC_REJ_BAD_REQUEST] = "rej_bad_request",
 	[KVOD_LC_DEVICES] = "devices",
+	[KVOD_LC_NOTES] = "notes",
+	[KVOD_LC_NOTES_DROPPED] = "notes_dropped",
 };
 

@@ -204,11 +204,12 @@ static void step_to(struct kvod_conn *c, enum kvod_step step)
 static int create_queues(struct kvod_conn *c, const struct ibv_device_attr *da)
 {
 	unsigned int sq = c->depth + 1;
+	unsigned int rq = 1 + (c->want_notes ? KVOD_RDMA_NOTES : 0);
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,
 		.cap = {
-			.max_recv_wr = 1,
+			.max_recv_wr = rq,
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
 		},
@@ -228,7 +229,7 @@ static int create_queues(struct kvod_conn *c, const struct ibv_device_attr *da)
 	if (!c->cc || set_nonblock(c->cc->fd))
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_create_comp_channel: %s",
 			    strerror(errno));
-	c->cq = ibv_create_cq(c->id->verbs, sq + 1, c, c->cc, 0);
+	c->cq = ibv_create_cq(c->id->verbs, sq + rq, c, c->cc, 0);
 	if (!c->cq)
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_create_cq: %s", strerror(errno));
 	qa.send_cq = c->cq;
@@ -258,6 +259,58 @@ static int post_ready_recv(struct kvod_conn *c)
 	errno = ibv_post_recv(c->id->qp, &wr, &bad);
 	if (errno)
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_post_recv: %s", strerror(errno));
+	return 0;
+}
+
+/**
+ * kvod_note_slot() - the note receive a completion's wr_id names
+ *
+ * Returns its index in c->notes, or -1 for another work request.
+ */
+int kvod_note_slot(uint64_t wr_id)
+{
+	if (wr_id > KVOD_WRID_NOTE0 || wr_id <= KVOD_WRID_NOTE0 - KVOD_RDMA_NOTES)
+		return -1;
+	return (int)(KVOD_WRID_NOTE0 - wr_id);
+}
+
+/**
+ * kvod_note_repost() - post note receive @i again, once its note is read
+ *
+ * Returns 0 or -1 (c->err).
+ */
+int kvod_note_repost(struct kvod_conn *c, int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)&c->notes[i],
+		.length = sizeof(c->notes[i]),
+		.lkey = c->notes_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = KVOD_WRID_NOTE0 - i,
+		.sg_list = &sge,
+		.num_sge = 1,
+	}, *bad;
+
+	errno = ibv_post_recv(c->id->qp, &wr, &bad);
+	if (errno)
+		return fail(c, KVOD_FAIL_LOCAL, "ibv_post_recv of a note: %s",
+			    strerror(errno));
+	return 0;
+}
+
+/* The notes' receives, behind READY's, before the connect. */
+static int post_note_recvs(struct kvod_conn *c)
+{
+	int i;
+
+	c->notes_mr = ibv_reg_mr(c->pd, c->notes, sizeof(c->notes),
+				 IBV_ACCESS_LOCAL_WRITE);
+	if (!c->notes_mr)
+		return fail(c, KVOD_FAIL_LOCAL, "ibv_reg_mr: %s", strerror(errno));
+	for (i = 0; i < KVOD_RDMA_NOTES; i++)
+		if (kvod_note_repost(c, i))
+			return -1;
 	return 0;
 }
 
@@ -383,6 +436,8 @@ static int on_route(struct kvod_conn *c, const struct rdma_cm_event *ev)
 	if (create_queues(c, &da))
 		return -1;
 	if (!c->no_ready_recv && post_ready_recv(c))
+		return -1;
+	if (c->want_notes && post_note_recvs(c))
 		return -1;
 	if ((int)depth > da.max_qp_init_rd_atom)
 		depth = da.max_qp_init_rd_atom;
@@ -596,6 +651,19 @@ static int table_done(struct kvod_conn *c, const struct ibv_wc *wc)
  */
 static int on_wc(struct kvod_conn *c, const struct ibv_wc *wc)
 {
+	int note = kvod_note_slot(wc->wr_id);
+
+	/*
+	 * A note before the connect is done: the caller starts from the
+	 * head's newest chunk anyway, so it is dropped.
+	 */
+	if (note >= 0 && c->want_notes) {
+		if (wc->status != IBV_WC_SUCCESS)
+			return fail(c, KVOD_FAIL_PROTOCOL, "note: %s",
+				    ibv_wc_status_str(wc->status));
+		c->notes_early++;
+		return kvod_note_repost(c, note);
+	}
 	if (c->step == KVOD_STEP_TABLE)
 		return table_done(c, wc);
 	if (wc->wr_id == KVOD_WRID_START) {
@@ -758,6 +826,7 @@ int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	c->no_ready_recv = o->no_ready_recv;
 	c->want_table = o->read_table;
 	c->live_ok = o->live_ok;
+	c->want_notes = o->notes;
 	snprintf(c->host, sizeof(c->host), "%s", o->host);
 	c->start.magic = htobe32(KVOD_RDMA_MAGIC);
 	c->start.version = KVOD_RDMA_VERSION;
@@ -934,7 +1003,8 @@ int kvod_poll_cq(struct kvod_conn *c, struct ibv_wc *wc, int n)
 			return fail(c, KVOD_FAIL_LOCAL, "ibv_poll_cq failed");
 		for (i = 0; i < k; i++) {
 			if (wc[i].wr_id != KVOD_WRID_READY &&
-			    wc[i].wr_id != KVOD_WRID_START && c->out_count)
+			    wc[i].wr_id != KVOD_WRID_START &&
+			    kvod_note_slot(wc[i].wr_id) < 0 && c->out_count)
 				out_pop(c);
 		}
 		return k;
@@ -1050,6 +1120,9 @@ void kvod_close(struct kvod_conn *c)
 		ibv_dereg_mr(c->ready_mr);
 	if (c->start_mr)
 		ibv_dereg_mr(c->start_mr);
+	if (c->notes_mr)
+		ibv_dereg_mr(c->notes_mr);
+	c->notes_mr = NULL;
 	if (c->table_mr)
 		ibv_dereg_mr(c->table_mr);
 	c->table_mr = NULL;

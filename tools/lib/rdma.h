@@ -16,6 +16,8 @@
  *	kvod_connect_wake()	start, then step whenever a channel is
  *				readable or the wake time has come
  *	kvod_post_read()	one RDMA READ
+ *	kvod_note_slot(),	a live channel's notes: which receive a
+ *	kvod_note_repost()	completion is, and post it again
  *	kvod_poll()		completions, sleeping on the completion and
  *				the rdma_cm channels when there are none
  *	kvod_poll_cq()		completions there are, for callers that
@@ -84,6 +86,10 @@ struct kvod_conn_opts {
 	const struct kvod_rdma_start *start;	/* hostile: send this as START */
 	int read_table;		/* the connect ends with the segment table */
 	int live_ok;		/* the caller plays live channels (fetch-live.c) */
+	int notes;		/* post receives for a live channel's notes;
+				 * the caller's pdata asks for them
+				 * (KVOD_RDMA_REQ_NOTIFY)
+				 */
 };
 
 /* Private data a connect request may carry here (MPA allows 512). */
@@ -128,6 +134,7 @@ struct kvod_conn {
 	int no_ready_recv;
 	int want_table;
 	int live_ok;
+	int want_notes;
 	char host[256];
 	unsigned char pdata[KVOD_PDATA_CAP];
 	unsigned int pdata_len;
@@ -135,13 +142,18 @@ struct kvod_conn {
 	struct ibv_mr *table_mr;
 
 	/* the accept's private data, host byte order */
-	uint16_t reply_flags;		/* KVOD_RDMA_LIVE */
+	uint16_t reply_flags;		/* KVOD_RDMA_LIVE, KVOD_RDMA_NOTIFY */
 	uint64_t movie_size;
 	uint64_t table_addr;
 	uint32_t table_rkey;
 	uint32_t table_len;
 	uint32_t nr_segments;
 	struct kvod_seg *segs;		/* after kvod_read_table() */
+
+	/* a live channel's notes land here, one receive each */
+	struct kvod_rdma_live_note notes[KVOD_RDMA_NOTES];
+	struct ibv_mr *notes_mr;
+	unsigned long notes_early;	/* taken and dropped during connect */
 
 	/* why kvod_connect() failed */
 	enum kvod_fail fail;
@@ -156,6 +168,8 @@ struct kvod_conn {
 #define KVOD_WRID_READY		UINT64_MAX
 #define KVOD_WRID_START		(UINT64_MAX - 1)
 #define KVOD_WRID_TABLE		(UINT64_MAX - 2)
+/* Note receive i has wr_id KVOD_WRID_NOTE0 - i (kvod_note_slot()). */
+#define KVOD_WRID_NOTE0		(UINT64_MAX - 3)
 
 size_t kvod_build_req(void *buf, size_t room, const char *name);
 int kvod_iwarp(const struct kvod_conn *c);
@@ -170,6 +184,8 @@ int kvod_read_table(struct kvod_conn *c, int timeout_ms);
 int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o);
 int kvod_connect_step(struct kvod_conn *c);
 int64_t kvod_connect_wake(const struct kvod_conn *c);
+int kvod_note_slot(uint64_t wr_id);
+int kvod_note_repost(struct kvod_conn *c, int i);
 struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len);
 int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id);

@@ -260,6 +260,8 @@ enum kvod_listener_counter {
 	KVOD_LC_REJ_VERSION,
 	KVOD_LC_REJ_BAD_REQUEST,
 	KVOD_LC_DEVICES,	/* RDMA devices the listener is bound on (RDMA) */
+	KVOD_LC_NOTES,		/* live chunk notes sent (RDMA) */
+	KVOD_LC_NOTES_DROPPED,	/* notes dropped: too many in flight (RDMA) */
 	KVOD_LC_NR,
 };
 

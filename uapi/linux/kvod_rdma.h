@@ -38,7 +38,8 @@
  *     struct kvod_rdma_segment, contiguous in movie offset from 0. Then it
  *     READs any movie bytes [off, off + len) of a segment from
  *     remote address addr + (off - offset) with the segment's rkey.
- *     The server posts nothing more; the client disconnects when done.
+ *     The server posts nothing more (but for the notes of a live channel
+ *     a client asked for, below); the client disconnects when done.
  *
  * An access outside the registered ranges, with another connection's rkey,
  * or after the connection ended, fails: a remote access error over IB
@@ -66,22 +67,34 @@ enum kvod_rdma_status {
  * struct kvod_rdma_req - connect request private data
  * @magic: KVOD_RDMA_MAGIC
  * @version: KVOD_RDMA_VERSION
+ * @flags: KVOD_RDMA_REQ_NOTIFY, or 0
  * @reserved: must be 0
  * @name: the movie's name, NUL-terminated
  */
 struct kvod_rdma_req {
 	__be32 magic;
 	__u8 version;
-	__u8 reserved[3];
+	__u8 flags;
+	__u8 reserved[2];
 	char name[];
 };
+
+/*
+ * struct kvod_rdma_req.flags: for a live channel, SEND a
+ * struct kvod_rdma_live_note per completed chunk (see below). A server
+ * grants it only for a live channel, and says so with KVOD_RDMA_NOTIFY in
+ * the reply's flags; for a movie the flag is ignored. Other bits are a
+ * bad request.
+ */
+#define KVOD_RDMA_REQ_NOTIFY	0x1
 
 /**
  * struct kvod_rdma_reply - accept or reject private data
  * @magic: KVOD_RDMA_MAGIC
  * @version: the server's KVOD_RDMA_VERSION
  * @status: enum kvod_rdma_status
- * @flags: KVOD_RDMA_LIVE for a live channel (accept only); else 0
+ * @flags: KVOD_RDMA_LIVE for a live channel, KVOD_RDMA_NOTIFY if notes
+ *	follow (accept only); else 0
  * @movie_size: bytes in the movie (accept only); for a live channel, of
  *	its mirror (below)
  * @table_addr: remote address of the segment table (accept only)
@@ -156,18 +169,35 @@ struct kvod_rdma_segment {
  * kvod_rdma_live_head, followed by nr_chunks struct kvod_rdma_live_slot;
  * at head.data_offset the nr_chunks slots, slot_bytes apart, slot I
  * holding chunk S when S % nr_chunks == I. The server writes into the
- * mirror and the client only READs it; the server sends nothing per
- * chunk. To take chunk S (at most next_seq - 1) a client READs slot
+ * mirror and the client only READs it. To take chunk S (at most next_seq - 1) a client READs slot
  * entry S % nr_chunks; if its seq is S it READs the len bytes of the slot
  * and then the slot entry once more: the bytes are chunk S only if seq is
  * still S, for the server sets seq to KVOD_RDMA_LIVE_NONE before it
  * writes a slot and to the chunk's number after. Otherwise the ring has
  * moved past S: the client goes on at the newest chunk, next_seq - 1.
- * With no new chunk it polls the head. KVOD_RDMA_LIVE_ENDED in the head's
- * flags says the channel was deleted: no chunk follows.
+ * KVOD_RDMA_LIVE_ENDED in the head's flags says the channel was deleted:
+ * no chunk follows.
+ *
+ * A client learns of new chunks in one of two ways. It may poll the head
+ * (next_seq): the server then sends nothing per chunk. Or it asks for
+ * notes (KVOD_RDMA_REQ_NOTIFY): after READY the server SENDs one
+ * struct kvod_rdma_live_note per completed chunk, after the chunk is in
+ * its slot, and one with KVOD_RDMA_LIVE_ENDED when the channel is
+ * deleted. A note names the chunk, its slot and its length, so the
+ * client READs the bytes and then the slot entry, which must still name
+ * the chunk as above. Notes are best effort: the server keeps at most
+ * KVOD_RDMA_NOTES of a connection's notes unacknowledged and drops the
+ * ones beyond (a client that receives slower than the channel runs
+ * learns of a later chunk from a later note, or from the head). The
+ * client keeps at least KVOD_RDMA_NOTES receives posted, of at least
+ * sizeof(struct kvod_rdma_live_note) bytes, from before it connects
+ * (READY takes the first one posted); over iWARP, which has no
+ * receiver-not-ready retry, a note that finds no receive ends the
+ * connection.
  */
 #define KVOD_RDMA_LIVE		0x1	/* struct kvod_rdma_reply.flags */
-#define KVOD_RDMA_LIVE_ENDED	0x1	/* struct kvod_rdma_live_head.flags */
+#define KVOD_RDMA_NOTIFY	0x2	/* struct kvod_rdma_reply.flags */
+#define KVOD_RDMA_LIVE_ENDED	0x1	/* head and note flags */
 #define KVOD_RDMA_LIVE_NONE	(~(__u64)0)
 
 /**
@@ -201,6 +231,25 @@ struct kvod_rdma_live_head {
 struct kvod_rdma_live_slot {
 	__be64 seq;
 	__be32 len;
+	__be32 reserved;
+};
+
+/* A connection's notes the server keeps in flight at most. */
+#define KVOD_RDMA_NOTES		32
+
+/**
+ * struct kvod_rdma_live_note - a chunk is complete (KVOD_RDMA_NOTIFY)
+ * @seq: the chunk; KVOD_RDMA_LIVE_NONE with KVOD_RDMA_LIVE_ENDED
+ * @index: its slot, @seq % nr_chunks
+ * @len: its bytes, from the start of the slot
+ * @flags: KVOD_RDMA_LIVE_ENDED: the channel was deleted, no chunk follows
+ * @reserved: 0
+ */
+struct kvod_rdma_live_note {
+	__be64 seq;
+	__be32 index;
+	__be32 len;
+	__be32 flags;
 	__be32 reserved;
 };
 

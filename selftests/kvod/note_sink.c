@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * note_sink: many RDMA connections to one live channel that ask for notes
+ * (KVOD_RDMA_REQ_NOTIFY) and do nothing but take them: the fan-out the
+ * thesis measured ("under 5% CPU for sending notifications to 1000
+ * clients"), for live_rdma.sh and bench/pair-live.sh.
+ *
+ *   note_sink [-p PORT] HOST NAME N SECONDS
+ *
+ * Opens N connections one after another, prints "connected: N", then
+ * takes notes on all of them (each receive posted again at once) until
+ * every connection got the channel's end or SECONDS passed, and prints
+ *
+ *   notes: TOTAL min=MIN max=MAX ended=E early=X
+ *
+ * with MIN and MAX the fewest and most notes one connection got (its end
+ * included; "early" ones, during the connect, are not counted) and E the
+ * connections that got the end. Exit 0 if all N connected, 1 if not.
+ */
+#define _GNU_SOURCE
+#include "lib/rdma.h"
+
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TIMEOUT_MS	20000
+
+struct sink {
+	struct kvod_conn c;
+	unsigned long notes;
+	int ended;
+	int lost;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int sink_open(struct sink *s, const char *host, const char *port,
+		     const char *name)
+{
+	char pd[KVOD_REQ_PDATA_MAX];
+	struct kvod_conn_opts o = {
+		.host = host,
+		.port = port,
+		.pdata = pd,
+		.pdata_len = kvod_build_req(pd, sizeof(pd), name),
+		.depth = 1,
+		.timeout_ms = TIMEOUT_MS,
+		.live_ok = 1,
+		.notes = 1,
+	};
+
+	pd[offsetof(struct kvod_rdma_req, flags)] = KVOD_RDMA_REQ_NOTIFY;
+	if (kvod_connect(&s->c, &o))
+		return -1;
+	if (!(s->c.reply_flags & KVOD_RDMA_NOTIFY)) {
+		snprintf(s->c.err, sizeof(s->c.err), "no notes granted");
+		return -1;
+	}
+	return 0;
+}
+
+/* Take what @s has; 1 if it got anything, -1 on error. */
+static int sink_poll(struct sink *s)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	if (s->ended || s->lost)
+		return 0;
+	n = kvod_poll_cq(&s->c, wc, 16);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		int k = kvod_note_slot(wc[i].wr_id);
+
+		if (k < 0 || wc[i].status != IBV_WC_SUCCESS) {
+			s->lost = 1;	/* flushed: the connection is gone */
+			return 0;
+		}
+		s->notes++;
+		if (be32toh(s->c.notes[k].flags) & KVOD_RDMA_LIVE_ENDED)
+			s->ended = 1;
+		if (kvod_note_repost(&s->c, k))
+			return -1;
+	}
+	return n > 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *port = "7471";
+	struct rlimit rl;
+	unsigned long total = 0, min = ~0UL, max = 0, early = 0;
+	int opt, n, secs, i, ended = 0, ret = 0;
+	struct sink *s;
+	double t_end;
+
+	while ((opt = getopt(argc, argv, "p:")) != -1) {
+		if (opt != 'p')
+			goto usage;
+		port = optarg;
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 4)
+		goto usage;
+	n = atoi(argv[2]);
+	secs = atoi(argv[3]);
+	if (n < 1 || n > 100000 || secs < 1)
+		goto usage;
+	/* Two fds a connection (rdma_cm and completion channels). */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	s = calloc(n, sizeof(*s));
+	if (!s) {
+		fprintf(stderr, "note_sink: out of memory\n");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		if (sink_open(&s[i], argv[0], port, argv[1])) {
+			fprintf(stderr, "note_sink: connection %d: %s\n", i + 1,
+				s[i].c.err);
+			kvod_close(&s[i].c);
+			ret = 1;
+			break;
+		}
+	}
+	n = i;
+	printf("connected: %d\n", n);
+	t_end = now() + secs;
+	while (ended < n && now() < t_end) {
+		int got = 0, k;
+
+		ended = 0;
+		for (i = 0; i < n; i++) {
+			k = sink_poll(&s[i]);
+			if (k < 0) {
+				fprintf(stderr, "note_sink: %s\n", s[i].c.err);
+				ret = 1;
+				goto out;
+			}
+			got |= k;
+			ended += s[i].ended || s[i].lost;
+		}
+		if (!got)
+			usleep(1000);
+	}
+out:
+	ended = 0;
+	for (i = 0; i < n; i++) {
+		total += s[i].notes;
+		min = s[i].notes < min ? s[i].notes : min;
+		max = s[i].notes > max ? s[i].notes : max;
+		early += s[i].c.notes_early;
+		ended += s[i].ended;
+		kvod_close(&s[i].c);
+	}
+	printf("notes: %lu min=%lu max=%lu ended=%d early=%lu\n", total,
+	       n ? min : 0, max, ended, early);
+	free(s);
+	return ret;
+usage:
+	fprintf(stderr, "usage: note_sink [-p PORT] HOST NAME N SECONDS\n");
+	return 2;
+}
