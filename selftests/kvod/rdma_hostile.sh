@@ -75,7 +75,7 @@ else
 		"kvod-fetch: movie name '$(printf 'a%.0s' $(seq 48))' is 48 bytes; over IB and RoCE (connect requests of 56 bytes) names are at most 47" \
 		"$("$KVOD_FETCH" "$RDMA_URL/$(printf 'a%.0s' $(seq 48))" 2>&1 >/dev/null)"
 fi
-check_eq "rejects counted by reason (bad_request version not_found)" "7 1 1" \
+check_eq "rejects counted by reason (bad_request version not_found)" "8 1 1" \
 	"$(rdma_counter rej_bad_request) $(rdma_counter rej_version) $(rdma_counter rej_not_found)"
 
 # A reader of beta keeps reading while the hostile client works.
