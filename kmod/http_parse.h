@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The HTTP request parser's interface (http_parse.c). It needs nothing of
- * the module but kvod_name_valid(), so that userspace builds the same
- * parser too: kvod-proxy compiles http_parse.c with tools/lib/kshim.h,
- * which also defines kvod_name_valid() there, and so answers malformed
- * requests exactly as kvod's HTTP server does.
+ * the module but kvod_name_valid() (name.h), so that userspace builds the
+ * same parser too: kvod-proxy compiles http_parse.c, and name.c, with
+ * tools/lib/kshim.h, and so answers malformed requests exactly as kvod's
+ * HTTP server does.
  */
 #ifndef _KVOD_HTTP_PARSE_H
 #define _KVOD_HTTP_PARSE_H
@@ -12,6 +12,8 @@
 #include <linux/types.h>
 
 #include <linux/kvod.h>
+
+#include "name.h"
 
 /* Request line plus header fields, including the empty line; else 431. */
 #define HTTP_HDR_MAX		8192
@@ -53,9 +55,6 @@ struct http_request {
 	u64 last;
 	char name[KVOD_NAME_MAX];
 };
-
-/* catalog.c (kvod.h); for userspace, tools/lib/kshim.c */
-bool kvod_name_valid(const char name[KVOD_NAME_MAX]);
 
 int kvod_http_parse(const char *buf, size_t len, struct http_request *req);
 

@@ -32,6 +32,8 @@
 
 #include <linux/kvod.h>
 
+#include "name.h"
+
 struct bio_vec;
 struct file;
 struct kvod_live;
@@ -211,7 +213,6 @@ void kvod_live_unwatch(struct kvod_live *ch, struct wait_queue_entry *wait);
 /* catalog.c */
 int kvod_catalog_init(void);
 void kvod_catalog_exit(void);
-bool kvod_name_valid(const char name[KVOD_NAME_MAX]);
 int kvod_catalog_add(const char *name, struct file *file, u64 bitrate);
 int kvod_catalog_live_create(const struct kvod_live_create *req);
 int kvod_catalog_del(const char *name);

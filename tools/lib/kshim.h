@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tools/lib/kshim.h: what kmod/http_parse.c takes from the kernel, so that
- * kvod-proxy runs the module's own HTTP request parser. tools/Makefile
+ * tools/lib/kshim.h: what kmod/http_parse.c and kmod/name.c take from the
+ * kernel, so that kvod-proxy runs the module's own HTTP request parser
+ * and name rule. tools/Makefile
  * builds lib/http_parse.o from ../kmod/http_parse.c with "-include
  * lib/kshim.h": the parser's #includes (<linux/kernel.h>, <linux/limits.h>,
  * <linux/string.h>, <linux/types.h>, <linux/kvod.h>) are then the uapi
  * headers of those names, and this file adds the kernel's integer types.
- * kvod_name_valid(), which the parser calls, is in lib/name.c.
+ * kvod_name_valid(), which the parser calls, is kmod/name.c built the
+ * same way (lib/name.c).
  */
 #ifndef KVOD_LIB_KSHIM_H
 #define KVOD_LIB_KSHIM_H
