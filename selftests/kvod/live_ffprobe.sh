@@ -3,24 +3,30 @@
 #
 # A real encoder and real players on a live channel: ffmpeg encodes test
 # video and a sine tone in real time into "kvodctl live feed"; while it
-# runs, ffprobe finds both streams over HTTP and, at the same time, over
-# RTP from a push of the channel, and an ffmpeg player decodes
-# the channel from the newest chunk on until DEL ends it. (Joining a live
-# MPEG-2 stream between two key frames makes a decoder complain until the
-# next one, so what they print on stderr is only reported.)
+# runs, ffprobe finds both streams over HTTP, over RDMA (kvod-fetch with
+# notes, over rxe) and over RTP from a push of the channel, all three at
+# the same time, and an ffmpeg player decodes the channel from the newest
+# chunk on until DEL ends it. (Joining a live MPEG-2 stream between two
+# key frames makes a decoder complain until the next one, so what they
+# print on stderr is only reported.)
 # timeout: 300
+# transports: rxe
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/http_lib.bash
 . "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/rxe.sh
+. "$HERE/../lib/rxe.sh"
 
 SECS=60
 
 ktap_header
-ktap_plan 6
+ktap_plan 7
+rxe_setup || ktap_bail_out "cannot set up rxe on $RXE_NETDEV"
 http_setup
+"$KVODCTL" listen rdma "$RXE_EP" || ktap_bail_out "cannot listen on $RXE_EP"
 # 20 packets a chunk: about 0.1 s of this stream.
-"$KVODCTL" live create tv --chunk 3760 --chunks 256 ||
+"$KVODCTL" live create tv --rdma --chunk 3760 --chunks 256 ||
 	ktap_bail_out "cannot create channel tv"
 
 ffmpeg -v error -re -f lavfi -i testsrc=size=160x120:rate=10 \
@@ -36,18 +42,25 @@ streams() {
 		paste -sd' '
 }
 
-# Over HTTP and, from a push of the channel, over RTP at the same time.
+# Over HTTP, over RDMA and, from a push of the channel, over RTP at the
+# same time.
 streams -timeout 30000000 rtp://127.0.0.1:5010 >"$TMP/rtp.streams" \
 	2>"$TMP/rtp.err" &
 rtp_probe=$!
 "$KVODCTL" push tv udp://127.0.0.1:5010 --rate 1M >/dev/null ||
 	ktap_bail_out "cannot push tv"
+{ "$KVOD_FETCH" "$RDMA_URL/tv" 2>"$TMP/fetch.err" |
+	streams - >"$TMP/rdma.streams" 2>"$TMP/rdma.err"; } &
+rdma_probe=$!
 http=$(streams "$URL/tv" 2>"$TMP/probe.err")
-wait "$rtp_probe"
+wait "$rtp_probe" "$rdma_probe"
 ktap_print_msg "ffprobe's stderr: $(head -c 300 "$TMP/probe.err")" \
-	"over RTP: $(head -c 300 "$TMP/rtp.err")"
+	"over RTP: $(head -c 300 "$TMP/rtp.err")" \
+	"over RDMA: $(head -c 300 "$TMP/rdma.err")" "$(cat "$TMP/fetch.err")"
 check_eq "ffprobe finds video and audio over HTTP while the channel is fed" \
 	"mp2,audio mpeg2video,video" "$http"
+check_eq "... and over RDMA at the same time, from kvod-fetch with notes" \
+	"mp2,audio mpeg2video,video" "$(cat "$TMP/rdma.streams")"
 check_eq "... and over RTP, from a push of it" \
 	"mp2,audio mpeg2video,video" "$(cat "$TMP/rtp.streams")"
 
@@ -73,4 +86,5 @@ check_eq "no connection left" 0 "$(http_counter active)"
 
 http_unlisten "$HTTP_ADDR" "$HTTP_PORT"
 kvod_unload
+rxe_teardown
 ktap_finish

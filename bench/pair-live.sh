@@ -1,0 +1,291 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Live streaming's server cost across two guests (tools/vm-pair). The
+# server guest runs one live source, 30 s of numbered MPEG-TS packets
+# (live_tool.py gen) played over and over at PPS packets a second
+# (bench/pace.py; 2660 a second is 4 Mbit/s), into
+#
+#   a kvod live channel "tv" created with --rdma (chunks of CHUNK_PKTS
+#   packets, 64 of them), and
+#   hls_segment.py, a minimal HLS packager: segments of one second of
+#   the stream and a playlist, in a tmpfs directory that nginx (sendfile
+#   on) serves; the peer, as a growing file cannot be followed by plain
+#   HTTP players and nginx has no live module here.
+#
+# The source and packager run all the time, so the server's cost with no
+# client (measured first, for IDLE_S seconds) is the baseline subtracted
+# from every point. Every figure comes from two samples the server takes
+# of itself (busy jiffies, its uptime, its counters), so the time the two
+# guests take to talk is in neither the numerator nor the denominator.
+# Two parts, both reporting the server guest's busy CPU in percent of
+# one CPU:
+#
+#   1. Notes alone, the thesis's figure ("less than 5% CPU load for
+#      sending notifications to the 1'000 clients"): N connections that
+#      ask for notes and take them, doing nothing else
+#      (selftests/kvod/note_sink), for N in SINKS; reported with the
+#      notes sent and dropped, and the CPU per note.
+#   2. Players, N at once for SECS seconds, for N in CLIENTS:
+#        kvod-rdma       kvod-fetch, notes (one SEND per chunk) + READs
+#        kvod-rdma-poll  kvod-fetch --poll 20: the server does nothing
+#        kvod-http       curl of http://server:8080/tv, zero-copy chunks
+#        nginx-hls       a client that reloads the playlist every 0.5 s
+#                        and fetches each new segment with curl
+#      reported: the server's CPU per client (the point's busy CPU less
+#      the baseline, over N), and the bytes each client got as a share
+#      of what the source wrote meanwhile (a client that did not keep up
+#      makes the point invalid). RUNS runs per point, the servers in turn.
+#
+# The server's CPU includes rxe's, which does in software what an RDMA
+# NIC does in hardware: the protocol work of every SEND and READ
+# response. Documentation/benchmarks.rst has the method.
+#
+# usage: bench/pair-live.sh [SECS [RUNS]]	(on the host)
+#	KVOD_BENCH_CLIENTS="1 4 16" (default), KVOD_BENCH_SINKS="10 100 1000"
+#	(default), KVOD_BENCH_PPS=2660, KVOD_BENCH_CHUNK_PKTS=348
+#
+# Results: stdout and results/bench-pair-live.txt.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$HERE")
+SECS=${1:-${KVOD_BENCH_SECS:-20}}
+RUNS=${2:-${KVOD_BENCH_RUNS:-3}}
+CLIENTS=${KVOD_BENCH_CLIENTS:-"1 4 16"}
+SINKS=${KVOD_BENCH_SINKS:-"10 100 1000"}
+PPS=${KVOD_BENCH_PPS:-2660}
+CHUNK_PKTS=${KVOD_BENCH_CHUNK_PKTS:-348}
+
+if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
+	"$REPO/tools/vm-pair" --name bench-pair-live --timeout 7200 -- \
+		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" \
+		KVOD_BENCH_CLIENTS="$CLIENTS" KVOD_BENCH_SINKS="$SINKS" \
+		KVOD_BENCH_PPS="$PPS" KVOD_BENCH_CHUNK_PKTS="$CHUNK_PKTS" "$0"
+	exit
+fi
+
+# shellcheck source=bench/pair.bash
+. "$HERE/pair.bash"
+# shellcheck source=bench/lib.bash
+. "$HERE/lib.bash"
+OUT=$PAIR_DIR/report.$PAIR_ROLE
+FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-live.txt
+SERVERS="kvod-rdma kvod-rdma-poll kvod-http nginx-hls"
+KVODCTL=$REPO/tools/kvodctl
+LT=(/usr/bin/python3 -S "$REPO/selftests/kvod/live_tool.py")
+IDLE_S=20
+B=/tmp/pair-live
+
+pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
+
+# ---- server ----
+
+# counter NAME: the RDMA listener's counter NAME.
+counter() {
+	"$KVODCTL" list --json | jq -r --arg a "$PAIR_SERVER:7471" \
+		--arg c "$1" '.listeners[] | select(.proto == "rdma" and
+			.address == $a) | .counters[$c]'
+}
+
+# nstat: "BUSY CTXT INTR HZ UPTIME NOTES DROPPED WRITTEN": pair_stat, the
+# seconds since boot, the RDMA listener's notes sent and dropped, and the
+# channel's bytes written, taken together.
+nstat() {
+	local n d w
+
+	n=$(counter notes)
+	d=$(counter notes_dropped)
+	w=$("$KVODCTL" info tv | sed -n 's/^written: //p')
+	echo "$(pair_stat) $(cut -d' ' -f1 /proc/uptime) $n $d $w"
+}
+
+serve() {
+	case $1 in
+	nstat) nstat ;;
+	active) counter active ;;
+	esac
+}
+
+if [ "$PAIR_ROLE" = server ]; then
+	mkdir -p "$B/www"
+	mount -t tmpfs none "$B/www" || die "no tmpfs for the segments"
+	mkdir -p "$B/www/hls"
+	pair_kvod_up "$B/film" 1 || die "kvod did not come up"
+	echo 0 >/sys/module/kvod/parameters/rdma_max_conns
+	echo 0 >/sys/module/kvod/parameters/rdma_max_conns_per_addr
+	"$KVODCTL" live create tv --rdma --chunk $((CHUNK_PKTS * 188)) \
+		--chunks 64 || die "cannot create the channel"
+	chmod -R a+rX "$B/www"
+	pair_nginx_start "$B/ngx" 8081 on "$B/www" ||
+		die "nginx does not start"
+	"${LT[@]}" gen $((PPS * 30)) >"$B/src.ts" || die "no source file"
+	/usr/bin/python3 -S "$HERE/pace.py" "$B/src.ts" $((PPS * 188)) |
+		tee >(/usr/bin/python3 -S "$HERE/hls_segment.py" "$B/www/hls" \
+			"$PPS" 1 6) | "$KVODCTL" live feed tv &
+	for _ in $(seq 300); do
+		[ -e "$B/www/hls/live.m3u8" ] && break
+		sleep 0.2
+	done
+	[ -e "$B/www/hls/live.m3u8" ] || die "the packager wrote no playlist"
+	pair_signal ready
+	pair_serve serve || die "the client went quiet"
+	"$KVODCTL" del tv
+	kill "$(cat "$B/ngx/nginx.pid")"
+	exit 0
+fi
+
+# ---- client ----
+
+# hls SECONDS: an HLS player without the decoding, on nginx: the
+# playlist every 0.5 s, each segment newer than the last one fetched
+# (starting at the newest); prints the bytes it got.
+hls() {
+	local base=http://$PAIR_SERVER:8081/hls end=$((SECONDS + $1))
+	local last=-1 bytes=0 seg n
+
+	while [ "$SECONDS" -lt "$end" ]; do
+		for seg in $(curl -s "$base/live.m3u8" | grep '^seg'); do
+			n=${seg#seg}
+			n=${n%.ts}
+			if [ "$last" -lt 0 ]; then
+				last=$((n - 1))	# the first look: the newest only
+				continue
+			fi
+			[ "$n" -gt "$last" ] || continue
+			bytes=$((bytes + $(curl -s "$base/$seg" | wc -c)))
+			last=$n
+		done
+		[ "$last" -ge 0 ] || last=0
+		sleep 0.5
+	done
+	echo "$bytes"
+}
+
+# player SERVER SECONDS: one client for that long; prints its bytes.
+player() {
+	case $1 in
+	kvod-rdma) "$REPO/tools/kvod-fetch" -q --duration "$2" \
+		"rdma://$PAIR_SERVER:7471/tv" | wc -c ;;
+	kvod-rdma-poll) "$REPO/tools/kvod-fetch" -q --duration "$2" \
+		--poll 20 "rdma://$PAIR_SERVER:7471/tv" | wc -c ;;
+	kvod-http) curl -s --max-time "$2" "http://$PAIR_SERVER:8080/tv" |
+		wc -c ;;
+	nginx-hls) hls "$2" ;;
+	esac
+}
+
+# cpu A B: percent of one CPU the server was busy between nstats A and
+# B, less the baseline $IDLE (the same percent with no client).
+cpu() {
+	awk -v a="$1" -v b="$2" -v idle="${IDLE:-0}" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "%.3f", (y[1] - x[1]) / x[4] / (y[5] - x[5]) * 100 - idle }'
+}
+
+# point SERVER N: N players for SECS; "CPU%/client min-share" where the
+# share is the fewest bytes a player got over what the source wrote.
+point() {
+	local a b i
+
+	quiet
+	a=$(ask nstat)
+	for i in $(seq "$2"); do
+		player "$1" "$SECS" >"$B/got.$i" &
+	done
+	wait
+	b=$(ask nstat)
+	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" \
+		-v t="$SECS" '
+		NR == 1 || $1 < min { min = $1 }
+		END { split(a, x, " "); split(b, y, " ")
+			# what the source wrote in SECS, at its rate meanwhile
+			w = (y[8] - x[8]) / (y[5] - x[5]) * t
+			printf "%.3f %.2f", c / n, w ? min / w : 0 }' "$B"/got.*
+	rm -f "$B"/got.*
+}
+
+# quiet: until the server has released every RDMA connection.
+quiet() {
+	for _ in $(seq 300); do
+		[ "$(ask active)" = 0 ] && return 0
+		sleep 1
+	done
+	die "the server still holds RDMA connections"
+}
+
+# sinks N: N note sinks; "CPU% notes/s dropped/s" over SECS once they
+# are connected.
+sinks() {
+	local a b pid out=$B/sink.out
+
+	quiet
+	"$REPO/selftests/kvod/note_sink" "$PAIR_SERVER" tv "$1" \
+		$((3 * SECS + 300)) >"$out" 2>&1 &
+	pid=$!
+	for _ in $(seq 6000); do
+		grep -q '^connected:' "$out" && break
+		sleep 0.1
+	done
+	if ! grep -q "^connected: $1\$" "$out"; then
+		cat "$out" >&2
+		kill "$pid"
+		return 1
+	fi
+	sleep 2		# the last connections' setup work is done
+	a=$(ask nstat)
+	sleep "$SECS"
+	b=$(ask nstat)
+	kill "$pid" 2>/dev/null
+	wait "$pid"
+	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); t = y[5] - x[5]
+		printf "%s %.1f %.1f", c, (y[6] - x[6]) / t, (y[7] - x[7]) / t }'
+	grep -v '^connected:' "$out" >&2
+}
+
+mkdir -p "$B"
+ulimit -n 65536
+pair_wait ready 900 || die "the server did not get ready"
+for s in $SERVERS; do
+	got=$(player "$s" 5)
+	[ "${got:-0}" -gt 0 ] || die "$s: a player got nothing"
+done
+
+quiet
+a=$(ask nstat)
+sleep "$IDLE_S"
+b=$(ask nstat)
+IDLE=$(cpu "$a" "$b")
+log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA on virtio-net"
+log "# source: $PPS TS packets/s ($((PPS * 188 * 8 / 1000)) kbit/s); kvod chunks of $CHUNK_PKTS packets ($(awk -v p="$PPS" -v c="$CHUNK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), HLS segments of 1 s"
+log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point): $IDLE % of a CPU${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
+log "# 1. notes alone: N connections taking notes, ${SECS} s each"
+log "#    N  server CPU %  notes/s  dropped/s  CPU us/note"
+for n in $SINKS; do
+	r=$(sinks "$n") || { log "$(printf '%6d  could not connect them all' "$n")"; continue; }
+	read -r c sent dropped <<<"$r"
+	log "$(awk -v n="$n" -v c="$c" -v s="$sent" -v d="$dropped" 'BEGIN {
+		printf "%6d  %10.2f  %7.1f  %9.1f  %11.2f", n, c, s, d,
+			s ? c / 100 / s * 1e6 : 0 }')"
+done
+log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written"
+log "# server          N  CPU %/client (min..max)   share"
+for n in $CLIENTS; do
+	declare -A r=()
+	for _ in $(seq "$RUNS"); do
+		for s in $SERVERS; do
+			r[$s]+="$(point "$s" "$n")"$'\n'
+		done
+	done
+	for s in $SERVERS; do
+		mapfile -t lines < <(printf '%s' "${r[$s]}")
+		read -r cm clo chi <<<"$(col 1 "${lines[@]}")"
+		read -r sm _ <<<"$(col 2 "${lines[@]}")"
+		log "$(printf '%-14s %3d  %7.3f (%.3f..%.3f)  %5.2f' \
+			"$s" "$n" "$cm" "$clo" "$chi" "$sm")"
+	done
+	unset r
+done
+ask end >/dev/null
+cp "$OUT" "$FINAL"
