@@ -27,25 +27,31 @@
 . "$(dirname "$0")/live_lib.bash"
 
 # play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check (with
-# $CHECK_ARGS; after $STALL seconds if set), in the background; results
-# in $RDMA_TMP/TAG.check and TAG.fetch (its summary).
+# $CHECK_ARGS), in the background; results in $RDMA_TMP/TAG.check and
+# TAG.fetch (its summary).
 play() {
 	local name=$1 tag=$2
 
 	shift 2
 	# shellcheck disable=SC2086 # CHECK_ARGS is a list of words
 	{ "$KVOD_FETCH" "$@" "$RDMA_URL/$name" 2>"$RDMA_TMP/$tag.fetch" |
-		{ sleep "${STALL:-0}"; cat; } |
 		"${LT[@]}" check --ppc $PPC ${CHECK_ARGS:-} \
 			>"$RDMA_TMP/$tag.check"; } &
 }
 
 # burst NAME TAG SECONDS: once the reader TAG started, 3000 packets into
-# channel NAME at once, then one more chunk; DEL it SECONDS later. The
-# reader's check line in $r.
+# channel NAME at once (with the reader stopped meanwhile if $STOP), then
+# one more chunk; DEL it SECONDS later. The reader's check line in $r.
 burst() {
+	local pid
+
 	wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/$2.fetch"
+	if [ -n "${STOP:-}" ]; then
+		pid=$(pgrep -f "kvod-fetch.* $RDMA_URL/$1\$")
+		kill -STOP "$pid"
+	fi
 	live_feed "$1" 3000
+	[ -z "${STOP:-}" ] || kill -CONT "$pid"
 	live_feed "$1" 16 --start 3000	# one more chunk, after the burst
 	sleep "$3"
 	"$KVODCTL" del "$1"
@@ -109,9 +115,9 @@ check_ok "... it skipped $(summary slow skipped) chunks ($(summary slow torn) of
 moved_ahead slow
 
 # --- A reader too slow to take its notes -------------------------------
-# Its output stalls for 5 s: it takes no note meanwhile, its receives run
-# out, and the server's notes wait in receiver-not-ready retries until
-# KVOD_RDMA_NOTES are in flight; the rest are dropped. Over iWARP there
+# It is stopped while the burst is written: it takes no note meanwhile,
+# its receives run out, and the server's notes wait in receiver-not-ready
+# retries until KVOD_RDMA_NOTES are in flight; the rest are dropped. Over iWARP there
 # is no such retry: a note that finds no receive ends the connection
 # (<linux/kvod_rdma.h>), so this is for RoCE.
 if rdma_iwarp; then
@@ -125,8 +131,8 @@ else
 	"$KVODCTL" live create slown --rdma --chunk "$CHUNK" --chunks 4 ||
 		ktap_bail_out "cannot create channel slown"
 	dropped0=$(rdma_counter notes_dropped)
-	STALL=5 play slown slown
-	burst slown slown 8
+	play slown slown
+	STOP=1 burst slown slown 8
 	ktap_print_msg "reader too slow for notes: $r" "$(cat "$RDMA_TMP/slown.fetch")"
 	check_eq "a reader too slow for its notes: nothing torn, out of order or off a chunk boundary" \
 		"0 0 0" "$(fields "$r" torn backwards misaligned)"
