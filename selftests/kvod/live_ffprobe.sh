@@ -18,7 +18,8 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/rxe.sh
 . "$HERE/../lib/rxe.sh"
 
-SECS=60
+# The encoder runs until DEL, or this long at most.
+SECS=180
 
 ktap_header
 ktap_plan 7
