@@ -679,7 +679,8 @@ static void reg_wr_init(struct ib_reg_wr *wr, struct kvod_rdma_seg *seg,
  * the same send queue by the signaled READY SEND (over iWARP once the
  * client's START has also arrived, which may be before or after this):
  * the client sees READY only after the registrations took effect. This is
- * all the work the server ever posts for a connection.
+ * all the work the server ever posts for a connection, but for a live
+ * channel's notes if the client asked for them (rdma_note.c).
  *
  * Return: 0 or a negative errno (the caller closes the connection).
  */
