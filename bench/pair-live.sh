@@ -263,7 +263,11 @@ log "# baseline, the source and packager with no client ($IDLE_S s, subtracted f
 log "# 1. notes alone: N connections taking notes, ${SECS} s each"
 log "#    N  server CPU %  notes/s  dropped/s  CPU us/note"
 for n in $SINKS; do
-	r=$(sinks "$n") || { log "$(printf '%6d  could not connect them all' "$n")"; continue; }
+	if ! r=$(sinks "$n"); then
+		log "$(printf '%6d  could not connect them all:' "$n")" \
+			"$(tail -n 3 "$B/sink.out" | paste -sd' ')"
+		continue
+	fi
 	read -r c sent dropped <<<"$r"
 	log "$(awk -v n="$n" -v c="$c" -v s="$sent" -v d="$dropped" 'BEGIN {
 		printf "%6d  %10.2f  %7.1f  %9.1f  %11.2f", n, c, s, d,

@@ -38,7 +38,7 @@ wait_test "$(time_limit 30)" -gt 10 movie_field tv chunks_done
 
 # streams SOURCE: the codecs and types ffprobe finds, on one line.
 streams() {
-	timeout 60 ffprobe -v error -show_entries stream=codec_type,codec_name \
+	timeout "$(time_limit 120)" ffprobe -v error -show_entries stream=codec_type,codec_name \
 		-of csv=p=0 "$@" | sed 's/,*$//; /^ *$/d' | LC_ALL=C sort -u |
 		paste -sd' '
 }
