@@ -238,10 +238,10 @@ sinks() {
 	b=$(ask nstat)
 	kill "$pid" 2>/dev/null
 	wait "$pid"
+	grep -v '^connected:' "$out" >&2	# what went wrong, if anything
 	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); t = y[5] - x[5]
 		printf "%s %.1f %.1f", c, (y[6] - x[6]) / t, (y[7] - x[7]) / t }'
-	grep -v '^connected:' "$out" >&2
 }
 
 mkdir -p "$B"
