@@ -217,15 +217,16 @@ quiet() {
 # sinks N: N note sinks; "CPU% notes/s dropped/s" over SECS once they
 # are connected.
 sinks() {
-	local a b pid out=$B/sink.out
+	local a b pid deadline out=$B/sink.out
 
 	quiet
 	"$REPO/selftests/kvod/note_sink" "$PAIR_SERVER" tv "$1" \
-		$((3 * SECS + 300)) >"$out" 2>&1 &
+		$((3 * SECS + 600)) >"$out" 2>&1 &
 	pid=$!
-	for _ in $(seq 6000); do
-		grep -q '^connected:' "$out" && break
-		sleep 0.1
+	# A connection takes up to about 2 s to set up under icount.
+	deadline=$((SECONDS + 120 + 3 * $1))
+	until grep -q '^connected:' "$out" || [ "$SECONDS" -ge "$deadline" ]; do
+		sleep 1
 	done
 	if ! grep -q "^connected: $1\$" "$out"; then
 		cat "$out" >&2
