@@ -102,18 +102,11 @@ int main(int argc, char **argv)
 	const char *port = "7471";
 	struct rlimit rl;
 	unsigned long total = 0, min = ~0UL, max = 0, early = 0;
-	int opt, n, secs, i, ended = 0, ret = 0;
+	int n, secs, i, ended = 0, ret = 0;
 	struct sink *s;
 	double t_end;
 
-	while ((opt = getopt(argc, argv, "p:")) != -1) {
-		if (opt != 'p')
-			goto usage;
-		port = optarg;
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 4)
+	if (kvod_opt_port(&argc, &argv, &port) || argc != 4)
 		goto usage;
 	n = atoi(argv[2]);
 	secs = atoi(argv[3]);

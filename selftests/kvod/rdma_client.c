@@ -397,16 +397,7 @@ static int cmd_pastend(const char *name)
 
 int main(int argc, char **argv)
 {
-	int opt;
-
-	while ((opt = getopt(argc, argv, "p:")) != -1) {
-		if (opt != 'p')
-			goto usage;
-		port = optarg;
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc < 3)
+	if (kvod_opt_port(&argc, &argv, &port) || argc < 3)
 		goto usage;
 	host = argv[0];
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Polls of an empty CQ before sleeping on its channel. */
 #define KVOD_SPIN_POLLS		64
@@ -46,6 +47,28 @@ static int fail(struct kvod_conn *c, enum kvod_fail why, const char *fmt, ...)
 	vsnprintf(c->err, sizeof(c->err), fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/**
+ * kvod_opt_port() - the "-p PORT" option of the selftests' RDMA helpers
+ * @argc: in: main()'s; out: the arguments left after the options
+ * @argv: likewise
+ * @port: set to PORT if given, else left as it is
+ *
+ * Returns 0, or -1 for an option that is not -p (usage, then).
+ */
+int kvod_opt_port(int *argc, char ***argv, const char **port)
+{
+	int opt;
+
+	while ((opt = getopt(*argc, *argv, "p:")) != -1) {
+		if (opt != 'p')
+			return -1;
+		*port = optarg;
+	}
+	*argc -= optind;
+	*argv += optind;
+	return 0;
 }
 
 /**

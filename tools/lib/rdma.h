@@ -171,6 +171,7 @@ struct kvod_conn {
 /* Note receive i has wr_id KVOD_WRID_NOTE0 - i (kvod_note_slot()). */
 #define KVOD_WRID_NOTE0		(UINT64_MAX - 3)
 
+int kvod_opt_port(int *argc, char ***argv, const char **port);
 size_t kvod_build_req(void *buf, size_t room, const char *name);
 int kvod_iwarp(const struct kvod_conn *c);
 const char *kvod_status_str(int status);
