@@ -15,8 +15,9 @@
  * with KVOD_RDMA_REQ_NOTIFY; one SEND per chunk, which names the chunk
  * and its length, so its first entry READ is saved), and from the head
  * if no note came for NOTE_QUIET_MS (notes are best effort); with
- * --poll MS by READing the head every MS milliseconds, and the server
- * does nothing for us at all. The channel's end (DEL) ends the run,
+ * --poll MS, and over iWARP (tools/lib/rdma.h, KVOD_NOTES_AUTO), by
+ * READing the head every MS (POLL_DEFAULT_MS) milliseconds, and the
+ * server does nothing for us at all. The channel's end (DEL) ends the run,
  * after the chunks completed before it.
  */
 #include "kvod-fetch.h"
@@ -30,6 +31,7 @@
 
 #define HEAD_BYTES	64	/* the head's room before the slot entries */
 #define NOTE_QUIET_MS	1000	/* no note for this long: READ the head */
+#define POLL_DEFAULT_MS	20	/* no notes and no --poll (iWARP) */
 
 struct live {
 	struct kvod_rdma_live_head *head;	/* then the entries */
@@ -234,7 +236,7 @@ static int wait_chunk(struct fetch *f, struct live *l)
 	int n, i;
 
 	if (!l->notes) {
-		nap(f->o->poll_ms);
+		nap(f->o->poll_ms ? f->o->poll_ms : POLL_DEFAULT_MS);
 		return read_head(f, l);
 	}
 	n = kvod_poll(&f->c, wc, 8, NOTE_QUIET_MS);

@@ -427,12 +427,15 @@ static int setup(struct fetch *f)
 		.depth = o->depth,
 		.timeout_ms = o->timeout_ms,
 		.live_ok = 1,
-		.notes = !o->poll_ms,
+		.notes = o->poll_ms ? 0 : KVOD_NOTES_AUTO,
 	};
 	size_t bytes;
 
 	co.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
-	/* A live channel's notes, unless --poll; a movie ignores the ask. */
+	/*
+	 * A live channel's notes, unless --poll (the library takes the ask
+	 * out over iWARP); a movie ignores it.
+	 */
 	if (co.pdata_len && co.notes)
 		pdata[offsetof(struct kvod_rdma_req, flags)] =
 			KVOD_RDMA_REQ_NOTIFY;

@@ -15,7 +15,7 @@
 # output; DEL ends every reader; rmmod is refused while a writer is
 # attached and ends every reader once it is gone; a channel without
 # --rdma is refused; a client that plays movies only refuses a channel.
-# Forty clients that only take notes each get exactly one per chunk. And
+# Clients that only take notes each get exactly one per chunk. And
 # the mirror's memory is counted.
 # timeout: 400
 # transports: rxe siw
@@ -97,10 +97,15 @@ check_eq "an RDMA reader from the first chunk: every packet, whole, in order" \
 check_eq "... 500 chunks, none skipped" "500 0" \
 	"$(summary all chunks) $(summary all skipped)"
 check_eq "DEL ended it" 0 "$(grep -c 'error\|failed' "$RDMA_TMP/all.fetch")"
-check_ok "... it learned of chunks from notes ($(summary all notes) of $(rdma_counter notes) sent)" \
-	test "$(summary all notes)" -gt 0 -a \
-	"$(summary all notes)" -le "$(rdma_counter notes)" -a \
-	"$(grep -c ', with notes' "$RDMA_TMP/all.fetch")" = 1
+if rdma_iwarp; then
+	check_eq "... over iWARP it polls: kvod-fetch asks for no notes there" \
+		"0 0 0" "$(summary all notes) $(rdma_counter notes) $(grep -c ', with notes' "$RDMA_TMP/all.fetch")"
+else
+	check_ok "... it learned of chunks from notes ($(summary all notes) of $(rdma_counter notes) sent)" \
+		test "$(summary all notes)" -gt 0 -a \
+		"$(summary all notes)" -le "$(rdma_counter notes)" -a \
+		"$(grep -c ', with notes' "$RDMA_TMP/all.fetch")" = 1
+fi
 
 # --- A reader that falls a ring behind ---------------------------------
 "$KVODCTL" live create slow --rdma --chunk "$CHUNK" --chunks 4 ||
@@ -142,8 +147,9 @@ else
 fi
 
 # --- The delay from writer to RDMA reader ------------------------------
-# Two readers of one channel at once: one with notes, one polling every
-# 20 ms. The notes one gets a note for each of the 125 chunks and the end.
+# Two readers of one channel at once: one with notes (over RoCE; over
+# iWARP kvod-fetch polls there too), one polling every 20 ms. The notes
+# one gets a note for each of the 125 chunks and the end.
 "$KVODCTL" live create tvd --rdma --chunk "$CHUNK" --chunks 256 ||
 	ktap_bail_out "cannot create channel tvd"
 notes0=$(rdma_counter notes)
@@ -162,28 +168,32 @@ ktap_print_msg "delay over RDMA, notes: $r" "polling: $p"
 check_ok "delay from writer to RDMA reader with notes: p50 $(field delay_p50 "$r") ms, p99 $(field delay_p99 "$r") ms; polling every 20 ms: p50 $(field delay_p50 "$p") ms, p99 $(field delay_p99 "$p") ms (under 2 s, all 2000 packets)" \
 	test "$(field delay_p99 "$r")" -lt 2000 -a "$(field packets "$r")" = 2000 \
 	-a "$(field delay_p99 "$p")" -lt 2000 -a "$(field packets "$p")" = 2000
-check_eq "one note per chunk and one for the end, none dropped, all received; none to the polling reader" \
-	"126 0 126 0" \
+notes=126
+rdma_iwarp && notes=0
+check_eq "$notes notes: one per chunk and one for the end, none dropped, all received; none to the polling reader" \
+	"$notes 0 $notes 0" \
 	"$(($(rdma_counter notes) - notes0)) $(($(rdma_counter notes_dropped) - dropped0)) $(summary delay notes) $(summary delayp notes)"
 
 # --- Notes to many clients ------------------------------------------------
-# 40 connections that only take notes, to one channel fed 100 chunks at
-# 25 chunks/s: each gets exactly 101 notes (the chunks and the end).
+# 24 connections that only take notes (so they never stall: over iWARP
+# too), to one channel fed 100 chunks at 25 chunks/s: each gets exactly
+# 101 notes (the chunks and the end). (With 40, siw in a guest here
+# failed the 37th client's ibv_create_cq() with EAGAIN.)
 "$KVODCTL" live create fan --rdma --chunk "$CHUNK" --chunks 16 ||
 	ktap_bail_out "cannot create channel fan"
 notes0=$(rdma_counter notes)
 dropped0=$(rdma_counter notes_dropped)
-"$NOTE_SINK" -p "$RXE_PORT" "$RXE_ADDR" fan 40 "$(time_limit 120)" \
+"$NOTE_SINK" -p "$RXE_PORT" "$RXE_ADDR" fan 24 "$(time_limit 120)" \
 	>"$RDMA_TMP/fan.out" 2>&1 &
 wait_for "$(time_limit 120)" grep -q "^connected:" "$RDMA_TMP/fan.out"
 live_feed fan 1600 --rate 400
 "$KVODCTL" del fan
 wait
 ktap_print_msg "$(cat "$RDMA_TMP/fan.out")"
-check_eq "40 clients with notes: each got one per chunk and one for the end" \
-	"connected: 40|notes: 4040 min=101 max=101 ended=40 early=0" \
+check_eq "24 clients with notes: each got one per chunk and one for the end" \
+	"connected: 24|notes: 2424 min=101 max=101 ended=24 early=0" \
 	"$(paste -sd'|' "$RDMA_TMP/fan.out")"
-check_eq "... the server sent 4040 notes and dropped none" "4040 0" \
+check_eq "... the server sent 2424 notes and dropped none" "2424 0" \
 	"$(($(rdma_counter notes) - notes0)) $(($(rdma_counter notes_dropped) - dropped0))"
 
 # --- A real encoder and a real player -------------------------------------

@@ -88,9 +88,18 @@ struct kvod_conn_opts {
 	int live_ok;		/* the caller plays live channels (fetch-live.c) */
 	int notes;		/* post receives for a live channel's notes;
 				 * the caller's pdata asks for them
-				 * (KVOD_RDMA_REQ_NOTIFY)
+				 * (KVOD_RDMA_REQ_NOTIFY); KVOD_NOTES_AUTO:
+				 * not over iWARP (the ask is taken out)
 				 */
 };
+
+/*
+ * kvod_conn_opts.notes: notes only over IB and RoCE. Over iWARP, which
+ * has no receiver-not-ready retry, a note that finds no receive posted
+ * ends the connection, so a caller that may stall (kvod-fetch writing to
+ * a pipe) polls there instead.
+ */
+#define KVOD_NOTES_AUTO		2
 
 /* Private data a connect request may carry here (MPA allows 512). */
 #define KVOD_PDATA_CAP		256
