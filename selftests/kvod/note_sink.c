@@ -7,7 +7,8 @@
  *
  *   note_sink [-p PORT] HOST NAME N SECONDS
  *
- * Opens N connections one after another, prints "connected: N", then
+ * Opens N connections, up to WINDOW of them at a time (their setup is
+ * the slow part), prints "connected: N", then
  * takes notes on all of them (each receive posted again at once) until
  * every connection got the channel's end or SECONDS passed, and prints
  *
@@ -29,9 +30,11 @@
 #include <unistd.h>
 
 #define TIMEOUT_MS	20000
+#define WINDOW		16	/* connects in progress at once */
 
 struct sink {
 	struct kvod_conn c;
+	int up;			/* connected, with notes granted */
 	unsigned long notes;
 	int ended;
 	int lost;
@@ -45,8 +48,8 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int sink_open(struct sink *s, const char *host, const char *port,
-		     const char *name)
+static int sink_start(struct sink *s, const char *host, const char *port,
+		      const char *name)
 {
 	char pd[KVOD_REQ_PDATA_MAX];
 	struct kvod_conn_opts o = {
@@ -61,13 +64,69 @@ static int sink_open(struct sink *s, const char *host, const char *port,
 	};
 
 	pd[offsetof(struct kvod_rdma_req, flags)] = KVOD_RDMA_REQ_NOTIFY;
-	if (kvod_connect(&s->c, &o))
-		return -1;
+	return kvod_connect_start(&s->c, &o);
+}
+
+/* Drive a connect on: 1 while in progress, 0 once up, -1 if it failed. */
+static int sink_step(struct sink *s)
+{
+	int r = kvod_connect_step(&s->c);
+
+	if (r)
+		return r;
 	if (!(s->c.reply_flags & KVOD_RDMA_NOTIFY)) {
 		snprintf(s->c.err, sizeof(s->c.err), "no notes granted");
 		return -1;
 	}
+	s->up = 1;
 	return 0;
+}
+
+/*
+ * Open @n sinks, WINDOW connects at a time; stop at the first failure
+ * (said on stderr) once those in progress are done. Returns how many are
+ * up (->up). A sink stays where it is: its receives point into it.
+ */
+static int sinks_open(struct sink *s, int n, const char *host,
+		      const char *port, const char *name)
+{
+	int started = 0, busy = 0, up = 0, failed = 0, i, r, moved;
+
+	while (busy || (!failed && started < n)) {
+		while (!failed && started < n && busy < WINDOW) {
+			if (sink_start(&s[started], host, port, name)) {
+				fprintf(stderr, "note_sink: connection %d: %s\n",
+					started + 1, s[started].c.err);
+				kvod_close(&s[started].c);
+				failed = 1;
+				break;
+			}
+			started++;
+			busy++;
+		}
+		moved = 0;
+		for (i = 0; i < started; i++) {
+			if (s[i].up || s[i].lost)
+				continue;
+			r = sink_step(&s[i]);
+			if (r == 1)
+				continue;
+			moved = 1;
+			busy--;
+			if (!r)
+				continue;
+			fprintf(stderr, "note_sink: connection %d: %s\n", i + 1,
+				s[i].c.err);
+			kvod_close(&s[i].c);
+			s[i].lost = 1;	/* not up: closed, left out */
+			failed = 1;
+		}
+		if (!moved)
+			usleep(1000);
+	}
+	for (i = 0; i < started; i++)
+		up += s[i].up;
+	return up;
 }
 
 /* Take what @s has; 1 if it got anything, -1 on error. */
@@ -102,7 +161,7 @@ int main(int argc, char **argv)
 	const char *port = "7471";
 	struct rlimit rl;
 	unsigned long total = 0, min = ~0UL, max = 0, early = 0;
-	int n, secs, i, ended = 0, ret = 0;
+	int n, up, secs, i, ended = 0, ret = 0;
 	struct sink *s;
 	double t_end;
 
@@ -123,23 +182,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "note_sink: out of memory\n");
 		return 1;
 	}
-	for (i = 0; i < n; i++) {
-		if (sink_open(&s[i], argv[0], port, argv[1])) {
-			fprintf(stderr, "note_sink: connection %d: %s\n", i + 1,
-				s[i].c.err);
-			kvod_close(&s[i].c);
-			ret = 1;
-			break;
-		}
-	}
-	n = i;
-	printf("connected: %d\n", n);
+	up = sinks_open(s, n, argv[0], port, argv[1]);
+	if (up < n)
+		ret = 1;
+	printf("connected: %d\n", up);
 	t_end = now() + secs;
-	while (ended < n && now() < t_end) {
+	while (ended < up && now() < t_end) {
 		int got = 0, k;
 
 		ended = 0;
 		for (i = 0; i < n; i++) {
+			if (!s[i].up)
+				continue;
 			k = sink_poll(&s[i]);
 			if (k < 0) {
 				fprintf(stderr, "note_sink: %s\n", s[i].c.err);
@@ -155,6 +209,8 @@ int main(int argc, char **argv)
 out:
 	ended = 0;
 	for (i = 0; i < n; i++) {
+		if (!s[i].up)
+			continue;
 		total += s[i].notes;
 		min = s[i].notes < min ? s[i].notes : min;
 		max = s[i].notes > max ? s[i].notes : max;
@@ -163,7 +219,7 @@ out:
 		kvod_close(&s[i].c);
 	}
 	printf("notes: %lu min=%lu max=%lu ended=%d early=%lu\n", total,
-	       n ? min : 0, max, ended, early);
+	       up ? min : 0, max, ended, early);
 	free(s);
 	return ret;
 usage:
