@@ -431,14 +431,8 @@ static int setup(struct fetch *f)
 	};
 	size_t bytes;
 
+	/* A live channel's notes, unless --poll; a movie ignores the ask. */
 	co.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
-	/*
-	 * A live channel's notes, unless --poll (the library takes the ask
-	 * out over iWARP); a movie ignores it.
-	 */
-	if (co.pdata_len && co.notes)
-		pdata[offsetof(struct kvod_rdma_req, flags)] =
-			KVOD_RDMA_REQ_NOTIFY;
 	if (kvod_connect(&f->c, &co) && f->c.fail == KVOD_FAIL_TOOLONG) {
 		fprintf(stderr,
 			"kvod-fetch: movie name '%s' is %zu bytes; over IB and RoCE (connect requests of %d bytes) names are at most %d\n",

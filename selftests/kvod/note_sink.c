@@ -63,7 +63,6 @@ static int sink_start(struct sink *s, const char *host, const char *port,
 		.notes = 1,
 	};
 
-	pd[offsetof(struct kvod_rdma_req, flags)] = KVOD_RDMA_REQ_NOTIFY;
 	return kvod_connect_start(&s->c, &o);
 }
 

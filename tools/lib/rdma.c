@@ -456,13 +456,11 @@ static int on_route(struct kvod_conn *c, const struct rdma_cm_event *ev)
 	if (ibv_query_device(c->id->verbs, &da))
 		return fail(c, KVOD_FAIL_LOCAL, "ibv_query_device: %s",
 			    strerror(errno));
-	if (c->want_notes == KVOD_NOTES_AUTO) {
-		size_t at = offsetof(struct kvod_rdma_req, flags);
-
+	if (c->want_notes == KVOD_NOTES_AUTO)
 		c->want_notes = !kvod_iwarp(c);
-		if (!c->want_notes && c->pdata_len > at)
-			c->pdata[at] &= ~KVOD_RDMA_REQ_NOTIFY;
-	}
+	if (c->want_notes && c->pdata_len > offsetof(struct kvod_rdma_req, flags))
+		c->pdata[offsetof(struct kvod_rdma_req, flags)] |=
+			KVOD_RDMA_REQ_NOTIFY;
 	if (create_queues(c, &da))
 		return -1;
 	if (!c->no_ready_recv && post_ready_recv(c))

@@ -86,10 +86,10 @@ struct kvod_conn_opts {
 	const struct kvod_rdma_start *start;	/* hostile: send this as START */
 	int read_table;		/* the connect ends with the segment table */
 	int live_ok;		/* the caller plays live channels (fetch-live.c) */
-	int notes;		/* post receives for a live channel's notes;
-				 * the caller's pdata asks for them
-				 * (KVOD_RDMA_REQ_NOTIFY); KVOD_NOTES_AUTO:
-				 * not over iWARP (the ask is taken out)
+	int notes;		/* ask for a live channel's notes
+				 * (KVOD_RDMA_REQ_NOTIFY in the pdata's
+				 * flags) and post receives for them;
+				 * KVOD_NOTES_AUTO: not over iWARP
 				 */
 };
 
