@@ -48,13 +48,20 @@ struct live {
 	uint32_t note_len;
 };
 
-/* A note arrived in receive @i: learn from it and post the receive again. */
-static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc,
-		   int i)
+/*
+ * If @wc is a note's receive, learn from the note and post the receive
+ * again: 1; 0 for another completion; -1 after saying what went wrong.
+ */
+static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc)
 {
-	const struct kvod_rdma_live_note *n = &f->c.notes[i];
-	uint64_t seq = be64toh(n->seq);
+	int i = kvod_note_slot(wc->wr_id);
+	const struct kvod_rdma_live_note *n;
+	uint64_t seq;
 
+	if (i < 0)
+		return 0;
+	n = &f->c.notes[i];
+	seq = be64toh(n->seq);
 	if (wc->status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "kvod-fetch: live: note: %s\n",
 			ibv_wc_status_str(wc->status));
@@ -78,7 +85,7 @@ static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc,
 		fprintf(stderr, "kvod-fetch: live: %s\n", f->c.err);
 		return -1;
 	}
-	return 0;
+	return 1;
 }
 
 /*
@@ -119,13 +126,12 @@ static int rd(struct fetch *f, struct live *l, uint64_t off, void *dst,
 		if (n <= 0)
 			goto err;
 		for (i = 0; i < n; i++) {
-			int note = kvod_note_slot(wc[i].wr_id);
+			int note = on_note(f, l, &wc[i]);
 
-			if (note >= 0) {
-				if (on_note(f, l, &wc[i], note))
-					return -1;
+			if (note < 0)
+				return -1;
+			if (note)
 				continue;
-			}
 			if (wc[i].status != IBV_WC_SUCCESS) {
 				fprintf(stderr, "kvod-fetch: live: READ: %s\n",
 					ibv_wc_status_str(wc[i].status));
@@ -247,14 +253,14 @@ static int wait_chunk(struct fetch *f, struct live *l)
 	if (!n)		/* quiet: maybe notes were dropped */
 		return read_head(f, l);
 	for (i = 0; i < n; i++) {
-		int note = kvod_note_slot(wc[i].wr_id);
+		int note = on_note(f, l, &wc[i]);
 
-		if (note < 0) {
+		if (note < 0)
+			return -1;
+		if (!note) {
 			fprintf(stderr, "kvod-fetch: live: a completion of no note\n");
 			return -1;
 		}
-		if (on_note(f, l, &wc[i], note))
-			return -1;
 	}
 	return 0;
 }
