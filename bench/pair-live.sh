@@ -81,11 +81,12 @@ pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 # ---- server ----
 
+# shellcheck source=selftests/lib/kvodctl.sh
+. "$REPO/selftests/lib/kvodctl.sh"
+
 # counter NAME: the RDMA listener's counter NAME.
 counter() {
-	"$KVODCTL" list --json | jq -r --arg a "$PAIR_SERVER:7471" \
-		--arg c "$1" '.listeners[] | select(.proto == "rdma" and
-			.address == $a) | .counters[$c]'
+	listener_counter rdma "$PAIR_SERVER:7471" "$1"
 }
 
 # nstat: "BUSY CTXT INTR HZ UPTIME NOTES DROPPED WRITTEN": pair_stat, the
