@@ -312,7 +312,6 @@ static int conn_ready_gate(struct kvod_rdma_conn *conn)
 
 	if (!atomic_dec_and_test(&conn->ready_gate))
 		return 0;
-
 	if (test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
 		return 0;
 	ret = conn_post_ready(conn);

@@ -41,8 +41,9 @@ static_assert(KVOD_RDMA_NOTES % KVOD_RDMA_NOTE_SIGNAL == 0);
 static void note_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kvod_rdma_conn *conn = cq->cq_context;
-	unsigned int i = container_of(wc->wr_cqe, struct kvod_rdma_note_cqe,
-				      cqe) - conn->note_cqes;
+	struct kvod_rdma_note_cqe *c = container_of(wc->wr_cqe,
+						    struct kvod_rdma_note_cqe,
+						    cqe);
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -53,7 +54,7 @@ static void note_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	/* Pairs with note_post(): the buffers are free once this is seen. */
-	smp_store_release(&conn->note_done, conn->note_cqes[i].sent_to);
+	smp_store_release(&conn->note_done, c->sent_to);
 }
 
 /* Post @ev as the next note; under the channel's wait queue lock. */
