@@ -32,7 +32,8 @@ def main():
             sent += n
             due -= n
         out.flush()
-        ahead = t0 + sent / rate - step - time.monotonic()
+        # what was written is due by the end of this step: sleep to it
+        ahead = t0 + sent / rate - time.monotonic()
         if ahead > 0:
             time.sleep(ahead)
 
