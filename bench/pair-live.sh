@@ -25,7 +25,11 @@
 #      sending notifications to the 1'000 clients"): N connections that
 #      ask for notes and take them, doing nothing else
 #      (selftests/kvod/note_sink), for N in SINKS; reported with the
-#      notes sent and dropped, and the CPU per note.
+#      notes sent and dropped, and the CPU per note; then, for
+#      TRACE_S seconds more, kvod's own part of a note: the mean time
+#      of note_wake() under the function graph tracer (the wake-up that
+#      builds and posts a note, ib_post_send() included; the rest of the
+#      CPU per note is rxe making, sending and completing the packet).
 #   2. Players, N at once for SECS seconds, for N in CLIENTS:
 #        kvod-rdma       kvod-fetch, notes (one SEND per chunk) + READs
 #        kvod-rdma-poll  kvod-fetch --poll 20: the server does nothing
@@ -75,6 +79,7 @@ SERVERS="kvod-rdma kvod-rdma-poll kvod-http nginx-hls"
 KVODCTL=$REPO/tools/kvodctl
 LT=(/usr/bin/python3 -S "$REPO/selftests/kvod/live_tool.py")
 IDLE_S=20
+TRACE_S=5
 B=/tmp/pair-live
 
 pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
@@ -101,9 +106,39 @@ nstat() {
 	echo "$(pair_stat) $(cut -d' ' -f1 /proc/uptime) $n $d $w"
 }
 
+# ntrace SECONDS: kvod's own part of a note, "NOTES US": the function
+# graph tracer on note_wake() alone for that long, the wake-up of a
+# connection that builds and posts its note (ib_post_send() included:
+# with an RDMA NIC, a doorbell; rxe does the rest, the packet, later in
+# its own work), and the mean time of a call. Two zeros without tracefs.
+ntrace() {
+	local t=/sys/kernel/tracing
+
+	if ! echo note_wake >"$t/set_ftrace_filter" 2>/dev/null; then
+		echo "0 0"
+		return
+	fi
+	echo note_wake >"$t/set_graph_function"
+	echo 16384 >"$t/buffer_size_kb"
+	echo function_graph >"$t/current_tracer"
+	echo >"$t/trace"
+	echo 1 >"$t/tracing_on"
+	pair_nap "$1"
+	echo 0 >"$t/tracing_on"
+	# " 0)   4.567 us    |  note_wake [kvod]();", maybe with a + or !
+	awk '/note_wake/ { for (i = 2; i <= NF; i++) if ($i == "us") {
+			n++; s += $(i - 1); break } }
+		END { printf "%d %.2f", n, n ? s / n : 0 }' "$t/trace"
+	echo nop >"$t/current_tracer"
+	echo >"$t/set_graph_function"
+	echo >"$t/set_ftrace_filter"
+	echo >"$t/trace"
+}
+
 serve() {
 	case $1 in
 	nstat) nstat ;;
+	ntrace) ntrace "$2" ;;
 	active) counter active ;;
 	esac
 }
@@ -218,7 +253,7 @@ quiet() {
 # sinks N: N note sinks; "CPU% notes/s dropped/s" over SECS once they
 # are connected.
 sinks() {
-	local a b pid deadline out=$B/sink.out
+	local a b tr pid deadline out=$B/sink.out
 
 	quiet
 	"$REPO/selftests/kvod/note_sink" "$PAIR_SERVER" tv "$1" \
@@ -238,12 +273,15 @@ sinks() {
 	a=$(ask nstat)
 	sleep "$SECS"
 	b=$(ask nstat)
+	tr=$(ask ntrace "$TRACE_S")
 	kill "$pid" 2>/dev/null
 	wait "$pid"
 	grep -v '^connected:' "$out" >&2	# what went wrong, if anything
-	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" 'BEGIN {
+	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" -v tr="$tr" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); t = y[5] - x[5]
-		printf "%s %.1f %.1f", c, (y[6] - x[6]) / t, (y[7] - x[7]) / t }'
+		split(tr, k, " ")
+		printf "%s %.1f %.1f %s", c, (y[6] - x[6]) / t,
+			(y[7] - x[7]) / t, k[2] }'
 }
 
 mkdir -p "$B"
@@ -263,17 +301,19 @@ log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA o
 log "# source: $PPS TS packets/s ($((PPS * 188 * 8 / 1000)) kbit/s); kvod chunks of $CHUNK_PKTS packets ($(awk -v p="$PPS" -v c="$CHUNK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), HLS segments of 1 s"
 log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point): $IDLE % of a CPU${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# 1. notes alone: N connections taking notes, ${SECS} s each"
-log "#    N  server CPU %  notes/s  dropped/s  CPU us/note"
+log "#    then ${TRACE_S} s more with note_wake() traced: kvod's part of a note (the wake-up, ib_post_send included)"
+log "#    N  server CPU %  notes/s  dropped/s  CPU us/note  kvod us/note"
 for n in $SINKS; do
 	if ! r=$(sinks "$n"); then
 		log "$(printf '%6d  could not connect them all:' "$n")" \
 			"$(tail -n 3 "$B/sink.out" | paste -sd' ')"
 		continue
 	fi
-	read -r c sent dropped <<<"$r"
-	log "$(awk -v n="$n" -v c="$c" -v s="$sent" -v d="$dropped" 'BEGIN {
-		printf "%6d  %10.2f  %7.1f  %9.1f  %11.2f", n, c, s, d,
-			s ? c / 100 / s * 1e6 : 0 }')"
+	read -r c sent dropped own <<<"$r"
+	log "$(awk -v n="$n" -v c="$c" -v s="$sent" -v d="$dropped" \
+		-v o="$own" 'BEGIN {
+		printf "%6d  %10.2f  %7.1f  %9.1f  %11.2f  %12.2f", n, c, s, d,
+			s ? c / 100 / s * 1e6 : 0, o }')"
 done
 log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written"
 log "# server          N  CPU %/client (min..max)   share"
