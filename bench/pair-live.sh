@@ -220,7 +220,8 @@ cpu() {
 }
 
 # point SERVER N: N players for SECS; "CPU%/client min-share" where the
-# share is the fewest bytes a player got over what the source wrote.
+# share is the fewest bytes a player got over what the source wrote from
+# just before the players started to just after they ended.
 point() {
 	local a b i
 
@@ -231,12 +232,13 @@ point() {
 	done
 	wait
 	b=$(ask nstat)
-	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" \
-		-v t="$SECS" '
+	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" '
 		NR == 1 || $1 < min { min = $1 }
 		END { split(a, x, " "); split(b, y, " ")
-			# what the source wrote in SECS, at its rate meanwhile
-			w = (y[8] - x[8]) / (y[5] - x[5]) * t
+			# what the source wrote between the two server
+			# samples, which the players run within (the two
+			# guests do not agree on time under icount)
+			w = y[8] - x[8]
 			printf "%.3f %.2f", c / n, w ? min / w : 0 }' "$B"/got.*
 	rm -f "$B"/got.*
 }
