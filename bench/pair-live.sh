@@ -40,6 +40,8 @@
 #      the baseline, over N), and the bytes each client got as a share
 #      of what the source wrote meanwhile (a client that did not keep up
 #      makes the point invalid). RUNS runs per point, the servers in turn.
+#      Each round also measures "none", N players that do nothing: its
+#      spread is the noise floor the other rows stand on.
 #
 # The server's CPU includes rxe's, which does in software what an RDMA
 # NIC does in hardware: the protocol work of every SEND and READ
@@ -208,6 +210,7 @@ player() {
 	kvod-http) curl -s --max-time "$2" "http://$PAIR_SERVER:8080/tv" |
 		wc -c ;;
 	nginx-hls) hls "$2" ;;
+	none) sleep "$2"; echo 0 ;;
 	esac
 }
 
@@ -322,11 +325,11 @@ log "# server          N  CPU %/client (min..max)   share"
 for n in $CLIENTS; do
 	declare -A r=()
 	for _ in $(seq "$RUNS"); do
-		for s in $SERVERS; do
+		for s in none $SERVERS; do
 			r[$s]+="$(point "$s" "$n")"$'\n'
 		done
 	done
-	for s in $SERVERS; do
+	for s in none $SERVERS; do
 		mapfile -t lines < <(printf '%s' "${r[$s]}")
 		read -r cm clo chi <<<"$(col 1 "${lines[@]}")"
 		read -r sm _ <<<"$(col 2 "${lines[@]}")"
