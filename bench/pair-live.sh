@@ -222,9 +222,11 @@ cpu() {
 		printf "%.3f", (y[1] - x[1]) / x[4] / (y[5] - x[5]) * 100 - idle }'
 }
 
-# point SERVER N: N players for SECS; "CPU%/client min-share" where the
-# share is the fewest bytes a player got over what the source wrote from
-# just before the players started to just after they ended.
+# point SERVER N: N players for SECS; "CPU%/client min-share source"
+# where the share is the fewest bytes a player got over what the source
+# wrote from just before the players started to just after they ended,
+# and source is the source's rate meanwhile over its nominal rate (below
+# 1: the source itself fell behind, and the point measured less work).
 point() {
 	local a b i
 
@@ -235,14 +237,16 @@ point() {
 	done
 	wait
 	b=$(ask nstat)
-	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" '
+	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" \
+		-v rate=$((PPS * 188)) '
 		NR == 1 || $1 < min { min = $1 }
 		END { split(a, x, " "); split(b, y, " ")
 			# what the source wrote between the two server
 			# samples, which the players run within (the two
 			# guests do not agree on time under icount)
 			w = y[8] - x[8]
-			printf "%.3f %.2f", c / n, w ? min / w : 0 }' "$B"/got.*
+			printf "%.3f %.2f %.2f", c / n, w ? min / w : 0,
+				w / (y[5] - x[5]) / rate }' "$B"/got.*
 	rm -f "$B"/got.*
 }
 
@@ -320,8 +324,8 @@ for n in $SINKS; do
 		printf "%6d  %10.2f  %7.1f  %9.1f  %11.2f  %12.2f", n, c, s, d,
 			s ? c / 100 / s * 1e6 : 0, o }')"
 done
-log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written"
-log "# server          N  CPU %/client (min..max)   share"
+log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written, the source's rate / its nominal rate"
+log "# server          N  CPU %/client (min..max)   share  source"
 for n in $CLIENTS; do
 	declare -A r=()
 	for _ in $(seq "$RUNS"); do
@@ -333,8 +337,9 @@ for n in $CLIENTS; do
 		mapfile -t lines < <(printf '%s' "${r[$s]}")
 		read -r cm clo chi <<<"$(col 1 "${lines[@]}")"
 		read -r sm _ <<<"$(col 2 "${lines[@]}")"
-		log "$(printf '%-14s %3d  %7.3f (%.3f..%.3f)  %5.2f' \
-			"$s" "$n" "$cm" "$clo" "$chi" "$sm")"
+		read -r rm _ <<<"$(col 3 "${lines[@]}")"
+		log "$(printf '%-14s %3d  %7.3f (%.3f..%.3f)  %5.2f  %6.2f' \
+			"$s" "$n" "$cm" "$clo" "$chi" "$sm" "$rm")"
 	done
 	unset r
 done
