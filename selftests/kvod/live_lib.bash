@@ -10,6 +10,10 @@ LT=(/usr/bin/python3 -S "$(dirname "${BASH_SOURCE[0]}")/live_tool.py")
 PPC=16					# packets per chunk
 # shellcheck disable=SC2034 # used by the tests that source this
 CHUNK=$((PPC * 188))
+# The most delay from writer to reader the delay checks allow: 2 s on
+# Debian's kernel, longer where every timeout is (the debug kernel).
+# shellcheck disable=SC2034 # used by the tests that source this
+DELAY_MS=$(($(time_limit 2) * 1000))
 
 # field KEY LINE: the value of KEY=... in a live_tool.py result line.
 field() {
