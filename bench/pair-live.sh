@@ -108,6 +108,14 @@ nstat() {
 	echo "$(pair_stat) $(cut -d' ' -f1 /proc/uptime) $n $d $w"
 }
 
+# qp_states: this guest's RC QPs counted by state ("RTS 138 ERR 2").
+qp_states() {
+	rdma resource show qp 2>/dev/null |
+		awk '/type RC/ { for (i = 1; i < NF; i++) if ($i == "state")
+			n[$(i + 1)]++ }
+			END { for (k in n) printf "%s %d ", k, n[k] }'
+}
+
 # ntrace SECONDS: kvod's own part of a note, "NOTES US": the function
 # graph tracer on note_wake() alone for that long, the wake-up of a
 # connection that builds and posts its note (ib_post_send() included:
@@ -142,6 +150,7 @@ serve() {
 	nstat) nstat ;;
 	ntrace) ntrace "$2" ;;
 	active) counter active ;;
+	diag) echo "active $(counter active), QPs by state: $(qp_states)" ;;
 	esac
 }
 
@@ -252,12 +261,19 @@ point() {
 
 # quiet: until the server has released every RDMA connection.
 quiet() {
-	for _ in $(seq 300); do
+	local deadline=$((SECONDS + 300))
+
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		[ "$(ask active)" = 0 ] && return 0
 		sleep 1
 	done
+	# What is left, on both sides, for whoever reads the log.
+	echo "client: $(pgrep -c note_sink) note_sink, $(pgrep -c kvod-fetch) kvod-fetch; QPs by state:" \
+		"$(qp_states)" >&2
+	echo "server: $(ask diag)" >&2
 	die "the server still holds RDMA connections"
 }
+
 
 # sinks N: N note sinks; "CPU% notes/s dropped/s" over SECS once they
 # are connected.
