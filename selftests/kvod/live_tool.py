@@ -47,6 +47,9 @@ skipped it ahead. Commands:
 get and rtp take --delay FILE (see gen --stamp) and then also print
 delay_p50, delay_p99 and delay_max: milliseconds from a packet's write to
 its arrival, taken for the first packet of each read.
+
+get's --timeout and rtp's --idle (given or default) are multiplied by
+$KVOD_TIMEOUT_SCALE, as the tests' own timeouts are (time_limit).
 """
 import os
 import socket
@@ -56,6 +59,7 @@ import time
 
 TS = 188
 BODY = TS - 9
+SCALE = float(os.environ.get("KVOD_TIMEOUT_SCALE") or 1)
 
 
 def body(i):
@@ -255,7 +259,7 @@ def get(args):
     after = opt(args, "--after", int, None)
     rcvbuf = opt(args, "--rcvbuf", int, 0)
     bps = opt(args, "--slow", int, 0)
-    timeout = opt(args, "--timeout", float, 60)
+    timeout = opt(args, "--timeout", float, 60) * SCALE
     ppc = opt(args, "--ppc", int, 0)
     ready = opt(args, "--ready")
 
@@ -318,7 +322,7 @@ def get(args):
 def rtp(args):
     addr, port = args[0], int(args[1])
     after = opt(args, "--after", int, None)
-    idle = opt(args, "--idle", float, 10)
+    idle = opt(args, "--idle", float, 10) * SCALE
     ppc = opt(args, "--ppc", int, 0)
     ready = opt(args, "--ready")
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
