@@ -116,16 +116,16 @@ qp_states() {
 			END { for (k in n) printf "%s %d ", k, n[k] }'
 }
 
-# ntrace SECONDS: kvod's own part of a note, "NOTES US": the function
+# ntrace SECONDS: kvod's own part of a note, in us: the function
 # graph tracer on note_wake() alone for that long, the wake-up of a
 # connection that builds and posts its note (ib_post_send() included:
 # with an RDMA NIC, a doorbell; rxe does the rest, the packet, later in
-# its own work), and the mean time of a call. Two zeros without tracefs.
+# its own work), and the mean time of a call; 0 without tracefs or calls.
 ntrace() {
 	local t=/sys/kernel/tracing
 
 	if ! echo note_wake >"$t/set_ftrace_filter" 2>/dev/null; then
-		echo "0 0"
+		echo 0
 		return
 	fi
 	echo note_wake >"$t/set_graph_function"
@@ -138,7 +138,7 @@ ntrace() {
 	# " 0)   4.567 us    |  note_wake [kvod]();", maybe with a + or !
 	awk '/note_wake/ { for (i = 2; i <= NF; i++) if ($i == "us") {
 			n++; s += $(i - 1); break } }
-		END { printf "%d %.2f", n, n ? s / n : 0 }' "$t/trace"
+		END { printf "%.2f", n ? s / n : 0 }' "$t/trace"
 	echo nop >"$t/current_tracer"
 	echo >"$t/set_graph_function"
 	echo >"$t/set_ftrace_filter"
@@ -274,9 +274,8 @@ quiet() {
 	die "the server still holds RDMA connections"
 }
 
-
-# sinks N: N note sinks; "CPU% notes/s dropped/s" over SECS once they
-# are connected.
+# sinks N: N note sinks; "CPU% notes/s dropped/s KVOD_US" over SECS once
+# they are connected, KVOD_US from ntrace.
 sinks() {
 	local a b tr pid deadline out=$B/sink.out
 
@@ -304,9 +303,8 @@ sinks() {
 	grep -v '^connected:' "$out" >&2	# what went wrong, if anything
 	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" -v tr="$tr" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); t = y[5] - x[5]
-		split(tr, k, " ")
 		printf "%s %.1f %.1f %s", c, (y[6] - x[6]) / t,
-			(y[7] - x[7]) / t, k[2] }'
+			(y[7] - x[7]) / t, tr }'
 }
 
 mkdir -p "$B"

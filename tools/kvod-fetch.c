@@ -427,11 +427,11 @@ static int setup(struct fetch *f)
 		.depth = o->depth,
 		.timeout_ms = o->timeout_ms,
 		.live_ok = 1,
+		/* a live channel's notes, unless --poll; a movie ignores them */
 		.notes = o->poll_ms ? 0 : KVOD_NOTES_AUTO,
 	};
 	size_t bytes;
 
-	/* A live channel's notes, unless --poll; a movie ignores the ask. */
 	co.pdata_len = kvod_build_req(pdata, sizeof(pdata), name);
 	if (kvod_connect(&f->c, &co) && f->c.fail == KVOD_FAIL_TOOLONG) {
 		fprintf(stderr,
