@@ -7,7 +7,12 @@
 # (bench/pace.py; 2660 a second is 4 Mbit/s), into
 #
 #   a kvod live channel "tv" created with --rdma (chunks of CHUNK_PKTS
-#   packets, 64 of them), and
+#   packets, 64 of them) for the players,
+#   a second one, "notes", for the note sinks (chunks of SINK_PKTS
+#   packets, 16 of them: a ring of about the same size that completes
+#   fewer chunks a second, so that 1000 sinks fit in what an emulated
+#   guest can send: at tv's 7.6 chunks a second the server guest ran
+#   out of CPU near 640 sinks, 4,900 notes a second), and
 #   hls_segment.py, a minimal HLS packager: segments of one second of
 #   the stream and a playlist, in a tmpfs directory that nginx (sendfile
 #   on) serves; the peer, as a growing file cannot be followed by plain
@@ -49,7 +54,8 @@
 #
 # usage: bench/pair-live.sh [SECS [RUNS]]	(on the host)
 #	KVOD_BENCH_CLIENTS="1 4 16" (default), KVOD_BENCH_SINKS="10 100 1000"
-#	(default), KVOD_BENCH_PPS=2660, KVOD_BENCH_CHUNK_PKTS=348
+#	(default), KVOD_BENCH_PPS=2660, KVOD_BENCH_CHUNK_PKTS=348,
+#	KVOD_BENCH_SINK_PKTS=1330
 #
 # Results: stdout and results/bench-pair-live.txt.
 set -u
@@ -62,12 +68,14 @@ CLIENTS=${KVOD_BENCH_CLIENTS:-"1 4 16"}
 SINKS=${KVOD_BENCH_SINKS:-"10 100 1000"}
 PPS=${KVOD_BENCH_PPS:-2660}
 CHUNK_PKTS=${KVOD_BENCH_CHUNK_PKTS:-348}
+SINK_PKTS=${KVOD_BENCH_SINK_PKTS:-1330}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 	"$REPO/tools/vm-pair" --name bench-pair-live --timeout 7200 -- \
 		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" \
 		KVOD_BENCH_CLIENTS="$CLIENTS" KVOD_BENCH_SINKS="$SINKS" \
-		KVOD_BENCH_PPS="$PPS" KVOD_BENCH_CHUNK_PKTS="$CHUNK_PKTS" "$0"
+		KVOD_BENCH_PPS="$PPS" KVOD_BENCH_CHUNK_PKTS="$CHUNK_PKTS" \
+		KVOD_BENCH_SINK_PKTS="$SINK_PKTS" "$0"
 	exit
 fi
 
@@ -163,13 +171,16 @@ if [ "$PAIR_ROLE" = server ]; then
 	echo 0 >/sys/module/kvod/parameters/rdma_max_conns_per_addr
 	"$KVODCTL" live create tv --rdma --chunk $((CHUNK_PKTS * 188)) \
 		--chunks 64 || die "cannot create the channel"
+	"$KVODCTL" live create notes --rdma --chunk $((SINK_PKTS * 188)) \
+		--chunks 16 || die "cannot create the sinks' channel"
 	chmod -R a+rX "$B/www"
 	pair_nginx_start "$B/ngx" 8081 on "$B/www" ||
 		die "nginx does not start"
 	"${LT[@]}" gen $((PPS * 30)) >"$B/src.ts" || die "no source file"
 	/usr/bin/python3 -S "$HERE/pace.py" "$B/src.ts" $((PPS * 188)) |
 		tee >(/usr/bin/python3 -S "$HERE/hls_segment.py" "$B/www/hls" \
-			"$PPS" 1 6) | "$KVODCTL" live feed tv &
+			"$PPS" 1 6) >("$KVODCTL" live feed notes) |
+		"$KVODCTL" live feed tv &
 	for _ in $(seq 300); do
 		[ -e "$B/www/hls/live.m3u8" ] && break
 		sleep 0.2
@@ -178,6 +189,7 @@ if [ "$PAIR_ROLE" = server ]; then
 	pair_signal ready
 	pair_serve serve || die "the client went quiet"
 	"$KVODCTL" del tv
+	"$KVODCTL" del notes
 	kill "$(cat "$B/ngx/nginx.pid")"
 	exit 0
 fi
@@ -189,10 +201,12 @@ fi
 # (starting at the newest); prints the bytes it got.
 hls() {
 	local base=http://$PAIR_SERVER:8081/hls end=$((SECONDS + $1))
-	local last=-1 bytes=0 seg n
+	local last=-1 bytes=0 loads=0 list seg n
 
 	while [ "$SECONDS" -lt "$end" ]; do
-		for seg in $(curl -s "$base/live.m3u8" | grep '^seg'); do
+		list=$(curl -s "$base/live.m3u8" | grep '^seg')
+		loads=$((loads + 1))
+		for seg in $list; do
 			n=${seg#seg}
 			n=${n%.ts}
 			if [ "$last" -lt 0 ]; then
@@ -206,6 +220,9 @@ hls() {
 		[ "$last" -ge 0 ] || last=0
 		sleep 0.5
 	done
+	# for whoever reads the log of a point with a share of 0
+	[ "$bytes" -gt 0 ] || echo "hls: nothing in $1 s: $loads playlist" \
+		"loads, the last listed: ${list//$'\n'/ }, last taken: $last" >&2
 	echo "$bytes"
 }
 
@@ -280,7 +297,7 @@ sinks() {
 	local a b tr pid deadline out=$B/sink.out
 
 	quiet
-	"$REPO/selftests/kvod/note_sink" "$PAIR_SERVER" tv "$1" \
+	"$REPO/selftests/kvod/note_sink" "$PAIR_SERVER" notes "$1" \
 		$((3 * SECS + 600)) >"$out" 2>&1 &
 	pid=$!
 	# A connection takes up to about 2 s to set up under icount.
@@ -323,7 +340,7 @@ IDLE=$(cpu "$a" "$b")
 log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA on virtio-net"
 log "# source: $PPS TS packets/s ($((PPS * 188 * 8 / 1000)) kbit/s); kvod chunks of $CHUNK_PKTS packets ($(awk -v p="$PPS" -v c="$CHUNK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), HLS segments of 1 s"
 log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point): $IDLE % of a CPU${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
-log "# 1. notes alone: N connections taking notes, ${SECS} s each"
+log "# 1. notes alone: N connections taking notes of channel \"notes\" (chunks of $SINK_PKTS packets, $(awk -v p="$PPS" -v c="$SINK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), ${SECS} s each"
 log "#    then ${TRACE_S} s more with note_wake() traced: kvod's part of a note (the wake-up, ib_post_send included)"
 log "#    N  server CPU %  notes/s  dropped/s  CPU us/note  kvod us/note"
 for n in $SINKS; do
@@ -338,6 +355,9 @@ for n in $SINKS; do
 		printf "%6d  %10.2f  %7.1f  %9.1f  %11.2f  %12.2f", n, c, s, d,
 			s ? c / 100 / s * 1e6 : 0, o }')"
 done
+# Every sink's connection is released once note_sink is gone (killed, all
+# at once): part 2 and the end wait for that, and say what is left if not.
+[ -z "${SINKS// }" ] || quiet
 log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written, the source's rate / its nominal rate"
 log "# server          N  CPU %/client (min..max)   share  source"
 for n in $CLIENTS; do

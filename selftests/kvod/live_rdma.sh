@@ -74,7 +74,7 @@ summary() {
 }
 
 ktap_header
-ktap_plan 26
+ktap_plan 27
 rdma_test_start
 
 "$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
@@ -195,6 +195,36 @@ check_eq "24 clients with notes: each got one per chunk and one for the end" \
 	"$(paste -sd'|' "$RDMA_TMP/fan.out")"
 check_eq "... the server sent 2424 notes and dropped none" "2424 0" \
 	"$(($(rdma_counter notes) - notes0)) $(($(rdma_counter notes_dropped) - dropped0))"
+
+# --- Clients killed at once -----------------------------------------------
+# 24 note sinks killed together (SIGKILL: the process says no goodbye)
+# while the channel is still fed: the server releases every connection,
+# whether it learns of the end from the client's kernel (DREQ) or from
+# the notes that fail.
+"$KVODCTL" live create fank --rdma --chunk "$CHUNK" --chunks 16 ||
+	ktap_bail_out "cannot create channel fank"
+"$NOTE_SINK" -p "$RXE_PORT" "$RXE_ADDR" fank 24 "$(time_limit 600)" \
+	>"$RDMA_TMP/fank.out" 2>&1 &
+sink=$!
+wait_for "$(time_limit 120)" grep -q "^connected:" "$RDMA_TMP/fank.out"
+notes0=$(rdma_counter notes)
+"${LT[@]}" gen 16000 --rate 100 | "$KVODCTL" live feed fank &
+# notes_since: the notes sent since the feed began.
+notes_since() {
+	echo $(($(rdma_counter notes) - notes0))
+}
+wait_test "$(time_limit 60)" -ge 48 notes_since
+before="$(head -n 1 "$RDMA_TMP/fank.out"), $(rdma_counter active) active, notes $([ "$(notes_since)" -ge 48 ] && echo flowing || echo "not flowing ($(notes_since))")"
+kill -KILL "$sink"
+wait "$sink"
+wait_test "$(time_limit 60)" = 0 rdma_counter active
+fed=$(movie_field fank chunks_done)
+sleep 1
+check_eq "24 note sinks killed at once while the channel is fed: every connection released" \
+	"connected: 24, 24 active, notes flowing; after the kill 0 active, the feed going on" \
+	"$before; after the kill $(rdma_counter active) active, the feed $([ "$(movie_field fank chunks_done)" -gt "$fed" ] && echo going on || echo stopped)"
+"$KVODCTL" del fank
+wait
 
 # --- A real encoder and a real player -------------------------------------
 "$KVODCTL" live create tvf --rdma --chunk 3760 --chunks 256 ||
