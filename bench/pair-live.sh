@@ -19,8 +19,10 @@
 #   HTTP players and nginx has no live module here.
 #
 # The source and packager run all the time, so the server's cost with no
-# client (measured first, for IDLE_S seconds) is the baseline subtracted
-# from every point. Every figure comes from two samples the server takes
+# client is the baseline subtracted from every point: measured first, for
+# IDLE_S seconds, for part 2; for SECS just before each point of part 1,
+# whose small points it would otherwise drown (it drifts by a few % of a
+# CPU over a run). Every figure comes from two samples the server takes
 # of itself (busy jiffies, its uptime, its counters), so the time the two
 # guests take to talk is in neither the numerator nor the denominator.
 # Two parts, both reporting the server guest's busy CPU in percent of
@@ -291,12 +293,19 @@ quiet() {
 	die "the server still holds RDMA connections"
 }
 
-# sinks N: N note sinks; "CPU% notes/s dropped/s KVOD_US" over SECS once
-# they are connected, KVOD_US from ntrace.
+# sinks N: N note sinks; "IDLE% CPU% notes/s dropped/s KVOD_US": the
+# server's CPU for SECS with no sink, then less that for SECS once they
+# are connected, KVOD_US from ntrace.
 sinks() {
 	local a b tr pid deadline out=$B/sink.out
 
 	quiet
+	# This point's own baseline, just before it: over a run the baseline
+	# drifts by a few % of a CPU, as much as 100 sinks cost.
+	a=$(ask nstat)
+	sleep "$SECS"
+	b=$(ask nstat)
+	IDLE=$(IDLE=0 cpu "$a" "$b")
 	"$REPO/selftests/kvod/note_sink" "$PAIR_SERVER" notes "$1" \
 		$((3 * SECS + 600)) >"$out" 2>&1 &
 	pid=$!
@@ -318,9 +327,10 @@ sinks() {
 	kill "$pid" 2>/dev/null
 	wait "$pid"
 	grep -v '^connected:' "$out" >&2	# what went wrong, if anything
-	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" -v tr="$tr" 'BEGIN {
+	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" -v tr="$tr" \
+		-v idle="$IDLE" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); t = y[5] - x[5]
-		printf "%s %.1f %.1f %s", c, (y[6] - x[6]) / t,
+		printf "%s %s %.1f %.1f %s", idle, c, (y[6] - x[6]) / t,
 			(y[7] - x[7]) / t, tr }'
 }
 
@@ -339,20 +349,22 @@ b=$(ask nstat)
 IDLE=$(cpu "$a" "$b")
 log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA on virtio-net"
 log "# source: $PPS TS packets/s ($((PPS * 188 * 8 / 1000)) kbit/s); kvod chunks of $CHUNK_PKTS packets ($(awk -v p="$PPS" -v c="$CHUNK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), HLS segments of 1 s"
-log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point): $IDLE % of a CPU${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
+log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point of part 2): $IDLE % of a CPU${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# 1. notes alone: N connections taking notes of channel \"notes\" (chunks of $SINK_PKTS packets, $(awk -v p="$PPS" -v c="$SINK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), ${SECS} s each"
 log "#    then ${TRACE_S} s more with note_wake() traced: kvod's part of a note (the wake-up, ib_post_send included)"
-log "#    N  server CPU %  notes/s  dropped/s  CPU us/note  kvod us/note"
+log "#    baseline: the server's CPU for ${SECS} s just before the point, which it subtracts"
+log "#    N  baseline %  server CPU %  notes/s  dropped/s  CPU us/note  kvod us/note"
 for n in $SINKS; do
 	if ! r=$(sinks "$n"); then
 		log "$(printf '%6d  could not connect them all:' "$n")" \
 			"$(tail -n 3 "$B/sink.out" | paste -sd' ')"
 		continue
 	fi
-	read -r c sent dropped own <<<"$r"
-	log "$(awk -v n="$n" -v c="$c" -v s="$sent" -v d="$dropped" \
-		-v o="$own" 'BEGIN {
-		printf "%6d  %10.2f  %7.1f  %9.1f  %11.2f  %12.2f", n, c, s, d,
+	read -r idle c sent dropped own <<<"$r"
+	log "$(awk -v n="$n" -v i="$idle" -v c="$c" -v s="$sent" \
+		-v d="$dropped" -v o="$own" 'BEGIN {
+		printf "%6d  %10.2f  %12.2f  %7.1f  %9.1f  %11.2f  %12.2f",
+			n, i, c, s, d,
 			s ? c / 100 / s * 1e6 : 0, o }')"
 done
 # Every sink's connection is released once note_sink is gone (killed, all

@@ -86,6 +86,17 @@ struct kvod_rdma_seg {
 	u64 length;
 };
 
+/*
+ * The local ACK timeout of every connection's QP: 4.096 us << 19, about
+ * 2.1 s, against rdma_cm's 0.5 s for RoCE. A peer that stopped answering
+ * fails a posted SEND after the retries its connect request asked for
+ * (its REQ's retry count sets ours), 15 s with the 6 kvod's clients ask
+ * for; an emulated or busy host that stalls a second is not taken for
+ * a dead one. (rxe, unlike the IB spec, takes a retry count of 7 as
+ * "retry forever": a client that asks for 7 is never found dead there.)
+ */
+#define KVOD_RDMA_ACK_TIMEOUT	19
+
 /* Every this-many-th note is signaled; its completion frees them all. */
 #define KVOD_RDMA_NOTE_SIGNAL	(KVOD_RDMA_NOTES / 4)
 

@@ -513,7 +513,12 @@ static int conn_accept(struct kvod_rdma_conn *conn)
 		.initiator_depth = 0,
 		.rnr_retry_count = 7,
 	};
+	int ret;
 
+	/* For the QP's move to RTS, which rdma_accept() makes. */
+	ret = rdma_set_ack_timeout(conn->id, KVOD_RDMA_ACK_TIMEOUT);
+	if (ret)
+		return ret;
 	return rdma_accept(conn->id, &param);
 }
 

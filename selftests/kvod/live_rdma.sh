@@ -17,7 +17,7 @@
 # --rdma is refused; a client that plays movies only refuses a channel.
 # Clients that only take notes each get exactly one per chunk. And
 # the mirror's memory is counted.
-# timeout: 400
+# timeout: 600
 # transports: rxe siw
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
@@ -74,7 +74,7 @@ summary() {
 }
 
 ktap_header
-ktap_plan 27
+ktap_plan 28
 rdma_test_start
 
 "$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
@@ -208,7 +208,8 @@ check_eq "... the server sent 2424 notes and dropped none" "2424 0" \
 sink=$!
 wait_for "$(time_limit 120)" grep -q "^connected:" "$RDMA_TMP/fank.out"
 notes0=$(rdma_counter notes)
-"${LT[@]}" gen 16000 --rate 100 | "$KVODCTL" live feed fank &
+# (DEL ends the feed: no word of that, nor of the pipe it breaks)
+{ "${LT[@]}" gen 16000 --rate 100 | "$KVODCTL" live feed fank; } 2>/dev/null &
 # notes_since: the notes sent since the feed began.
 notes_since() {
 	echo $(($(rdma_counter notes) - notes0))
@@ -224,6 +225,31 @@ check_eq "24 note sinks killed at once while the channel is fed: every connectio
 	"connected: 24, 24 active, notes flowing; after the kill 0 active, the feed going on" \
 	"$before; after the kill $(rdma_counter active) active, the feed $([ "$(movie_field fank chunks_done)" -gt "$fed" ] && echo going on || echo stopped)"
 "$KVODCTL" del fank
+wait
+
+# --- Clients that vanish --------------------------------------------------
+# 8 note sinks whose QPs go silent (moved to the error state) while their
+# process keeps the connections open, as if their host had gone: no
+# disconnect reaches the server, only its notes fail, each after the
+# retries the client asked for (6) of KVOD_RDMA_ACK_TIMEOUT (2.1 s). The
+# server must release every connection. (rxe takes a retry count of 7
+# as "retry forever", and the connections stayed for good.)
+"$KVODCTL" live create fanv --rdma --chunk "$CHUNK" --chunks 16 ||
+	ktap_bail_out "cannot create channel fanv"
+"$NOTE_SINK" -p "$RXE_PORT" --vanish "$RXE_ADDR" fanv 8 "$(time_limit 600)" \
+	>"$RDMA_TMP/fanv.out" 2>&1 &
+sink=$!
+wait_for "$(time_limit 120)" grep -q "^vanished:" "$RDMA_TMP/fanv.out"
+before=$(rdma_counter active)
+# (DEL ends the feed: no word of that, nor of the pipe it breaks)
+{ "${LT[@]}" gen 16000 --rate 100 | "$KVODCTL" live feed fanv; } 2>/dev/null &
+wait_test "$(time_limit 90)" = 0 rdma_counter active
+check_eq "8 clients gone silent, no disconnect: the server releases them all, as their notes fail" \
+	"connected: 8|vanished: 8; 8 active, then 0; the client still there" \
+	"$(paste -sd'|' "$RDMA_TMP/fanv.out"); $before active, then $(rdma_counter active); the client $(kill -0 "$sink" 2>/dev/null && echo still there || echo gone)"
+kill "$sink"
+wait "$sink"
+"$KVODCTL" del fanv
 wait
 
 # --- A real encoder and a real player -------------------------------------

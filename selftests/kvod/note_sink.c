@@ -5,7 +5,7 @@
  * thesis measured ("under 5% CPU for sending notifications to 1000
  * clients"), for live_rdma.sh and bench/pair-live.sh.
  *
- *   note_sink [-p PORT] HOST NAME N SECONDS
+ *   note_sink [-p PORT] [--vanish] HOST NAME N SECONDS
  *
  * Opens N connections, up to WINDOW of them at a time (their setup is
  * the slow part), prints "connected: N", then
@@ -17,6 +17,12 @@
  * with MIN and MAX the fewest and most notes one connection got (its end
  * included; "early" ones, during the connect, are not counted) and E the
  * connections that got the end. Exit 0 if all N connected, 1 if not.
+ *
+ * --vanish: once connected, move every QP to the error state, print
+ * "vanished: N" and do nothing more for SECONDS: a client host that went
+ * away, as far as the server can tell. Its QPs answer nothing, and as
+ * the connections stay open here no disconnect reaches the server until
+ * the process exits.
  */
 #define _GNU_SOURCE
 #include "lib/rdma.h"
@@ -155,15 +161,42 @@ static int sink_poll(struct sink *s)
 	return n > 0;
 }
 
+/* Silence every connection that is up, without a word to the server. */
+static int sinks_vanish(struct sink *s, int n)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	int i, gone = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!s[i].up)
+			continue;
+		if (ibv_modify_qp(s[i].c.id->qp, &attr, IBV_QP_STATE)) {
+			perror("note_sink: ibv_modify_qp");
+			continue;
+		}
+		gone++;
+	}
+	return gone;
+}
+
 int main(int argc, char **argv)
 {
 	const char *port = "7471";
 	struct rlimit rl;
 	unsigned long total = 0, min = ~0UL, max = 0, early = 0;
-	int n, up, secs, i, ended = 0, ret = 0;
+	int n, up, secs, i, ended = 0, ret = 0, vanish = 0;
 	struct sink *s;
 	double t_end;
 
+	/* --vanish, anywhere before the arguments; then -p as the others */
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--vanish"))
+			continue;
+		vanish = 1;
+		memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
+		argc--;
+		break;
+	}
 	if (kvod_opt_port(&argc, &argv, &port) || argc != 4)
 		goto usage;
 	n = atoi(argv[2]);
@@ -186,6 +219,12 @@ int main(int argc, char **argv)
 		ret = 1;
 	printf("connected: %d\n", up);
 	t_end = now() + secs;
+	if (vanish) {
+		printf("vanished: %d\n", sinks_vanish(s, n));
+		while (now() < t_end)
+			sleep(1);
+		goto out;
+	}
 	while (ended < up && now() < t_end) {
 		int got = 0, k;
 
@@ -222,6 +261,7 @@ out:
 	free(s);
 	return ret;
 usage:
-	fprintf(stderr, "usage: note_sink [-p PORT] HOST NAME N SECONDS\n");
+	fprintf(stderr,
+		"usage: note_sink [-p PORT] [--vanish] HOST NAME N SECONDS\n");
 	return 2;
 }

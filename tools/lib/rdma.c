@@ -38,6 +38,11 @@
 /* Polls of an empty CQ before sleeping on its channel. */
 #define KVOD_SPIN_POLLS		64
 
+/* The QP's local ACK timeout, 4.096 us << 19 (2.1 s), as the server's
+ * (KVOD_RDMA_ACK_TIMEOUT): a stall of a second is not a dead peer.
+ */
+#define KVOD_ACK_TIMEOUT	19
+
 static int fail(struct kvod_conn *c, enum kvod_fail why, const char *fmt, ...)
 {
 	va_list ap;
@@ -439,9 +444,16 @@ static int on_route(struct kvod_conn *c, const struct rdma_cm_event *ev)
 		.private_data = c->pdata,
 		.private_data_len = c->pdata_len,
 		.responder_resources = 0,
-		.retry_count = 7,
+		/* Both QPs' transport retries (the server's too: it takes
+		 * the request's). Not 7, which rxe takes as "retry forever"
+		 * (the IB spec as 7 retries): a server whose client vanished
+		 * without its disconnect arriving would retry its notes
+		 * for ever and never let the connection go.
+		 */
+		.retry_count = 6,
 		.rnr_retry_count = 7,
 	};
+	uint8_t ack_timeout = KVOD_ACK_TIMEOUT;
 	struct ibv_device_attr da;
 	unsigned int depth = c->depth;
 
@@ -473,6 +485,11 @@ static int on_route(struct kvod_conn *c, const struct rdma_cm_event *ev)
 		depth = 255;
 	cp.initiator_depth = depth;
 	c->initiator_depth = depth;
+	if (!kvod_iwarp(c) &&
+	    rdma_set_option(c->id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT,
+			    &ack_timeout, sizeof(ack_timeout)))
+		return fail(c, KVOD_FAIL_LOCAL, "rdma_set_option: %s",
+			    strerror(errno));
 	if (rdma_connect(c->id, &cp))
 		return fail(c, KVOD_FAIL_LOCAL, "rdma_connect: %s", strerror(errno));
 	step_to(c, KVOD_STEP_CONNECT);
