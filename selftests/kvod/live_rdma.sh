@@ -85,9 +85,13 @@ check_eq "the mirror is resident and counted" $((2 * 512 * 4096 + 16384)) \
 	"$(movie_field tv resident)"
 
 # --- From the first chunk: everything -----------------------------------
-play tv all
+echo none >"$RDMA_TMP/all.last"
+CHECK_ARGS="--progress $RDMA_TMP/all.last" play tv all
 wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/all.fetch"
 live_feed tv 8000
+# DEL ends the readers at once: first let this one take all (a loaded
+# guest can leave it behind the burst)
+wait_test "$(time_limit 60)" = 7999 cat "$RDMA_TMP/all.last"
 "$KVODCTL" del tv
 wait
 r=$(cat "$RDMA_TMP/all.check")

@@ -40,9 +40,10 @@ skipped it ahead. Commands:
         "rtp/idle"), and rtp (datagrams), lost (RTP sequence numbers
         missing), badhdr (not version 2, payload type 33, one SSRC), secs
         (from the first datagram to the last).
-  check [--ppc P]
+  check [--ppc P] [--progress FILE]
         check the packets of a stream on standard input, to its end
         (kvod-fetch's output); prints what get prints, status "eof".
+        --progress: keep the number of the last packet taken in FILE.
 
 get and rtp take --delay FILE (see gen --stamp) and then also print
 delay_p50, delay_p99 and delay_max: milliseconds from a packet's write to
@@ -371,11 +372,17 @@ def rtp(args):
 
 def check(args):
     c = Checker(opt(args, "--ppc", int, 0), False, opt(args, "--delay"))
+    progress = opt(args, "--progress")
     while True:
         data = sys.stdin.buffer.read1(65536)
         if not data:
             break
+        last = c.last
         c.feed(data)
+        if progress and c.last != last:
+            with open(progress + ".tmp", "w") as f:
+                f.write(f"{c.last}\n")
+            os.replace(progress + ".tmp", progress)
     if c.buf:
         c.torn += 1
     print(f"status=eof packets={c.packets} torn={c.torn} gaps={c.gaps} "
