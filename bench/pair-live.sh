@@ -106,16 +106,18 @@ counter() {
 	listener_counter rdma "$PAIR_SERVER:7471" "$1"
 }
 
-# nstat: "BUSY CTXT INTR HZ UPTIME NOTES DROPPED WRITTEN": pair_stat, the
-# seconds since boot, the RDMA listener's notes sent and dropped, and the
-# channel's bytes written, taken together.
+# nstat: "BUSY CTXT INTR HZ UPTIME NOTES DROPPED WRITTEN IDLE CPUS":
+# pair_stat, the seconds since boot, the RDMA listener's notes sent and
+# dropped, the channel's bytes written, the seconds all CPUs were idle
+# (read with UPTIME) and their number, taken together.
 nstat() {
-	local n d w
+	local n d w up idle
 
 	n=$(counter notes)
 	d=$(counter notes_dropped)
 	w=$("$KVODCTL" info tv | sed -n 's/^written: //p')
-	echo "$(pair_stat) $(cut -d' ' -f1 /proc/uptime) $n $d $w"
+	read -r up idle </proc/uptime
+	echo "$(pair_stat) $up $n $d $w $idle $(nproc)"
 }
 
 # qp_states: this guest's RC QPs counted by state ("RTS 138 ERR 2").
@@ -243,11 +245,22 @@ player() {
 }
 
 # cpu A B: percent of one CPU the server was busy between nstats A and
-# B, less the baseline $IDLE (the same percent with no client).
+# B, less the baseline $IDLE (the same percent with no client): the time
+# its CPUs were not idle. The kernel measures idle time at each entry and
+# exit (NO_HZ), while its user and system times are samples at the tick
+# (pair_stat's BUSY), which work that keeps time with the tick, as the
+# source's 20 ms steps do, can bias; part 2 reports both.
 cpu() {
 	awk -v a="$1" -v b="$2" -v idle="${IDLE:-0}" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); t = y[5] - x[5]
+		printf "%.3f", (x[10] * t - (y[9] - x[9])) / t * 100 - idle }'
+}
+
+# ticks A B: the same from the tick's samples, with no baseline.
+ticks() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
-		printf "%.3f", (y[1] - x[1]) / x[4] / (y[5] - x[5]) * 100 - idle }'
+		printf "%.3f", (y[1] - x[1]) / x[4] / (y[5] - x[5]) * 100 }'
 }
 
 # point SERVER N: N players for SECS; "CPU%/client min-share source"
@@ -266,15 +279,15 @@ point() {
 	wait
 	b=$(ask nstat)
 	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" \
-		-v rate=$((PPS * 188)) '
+		-v k="$(ticks "$a" "$b")" -v k0="$TICKS" -v rate=$((PPS * 188)) '
 		NR == 1 || $1 < min { min = $1 }
 		END { split(a, x, " "); split(b, y, " ")
 			# what the source wrote between the two server
 			# samples, which the players run within (the two
 			# guests do not agree on time under icount)
 			w = y[8] - x[8]
-			printf "%.3f %.2f %.2f", c / n, w ? min / w : 0,
-				w / (y[5] - x[5]) / rate }' "$B"/got.*
+			printf "%.3f %.2f %.2f %.3f", c / n, w ? min / w : 0,
+				w / (y[5] - x[5]) / rate, (k - k0) / n }' "$B"/got.*
 	rm -f "$B"/got.*
 }
 
@@ -347,9 +360,10 @@ a=$(ask nstat)
 sleep "$IDLE_S"
 b=$(ask nstat)
 IDLE=$(cpu "$a" "$b")
+TICKS=$(ticks "$a" "$b")
 log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA on virtio-net"
 log "# source: $PPS TS packets/s ($((PPS * 188 * 8 / 1000)) kbit/s); kvod chunks of $CHUNK_PKTS packets ($(awk -v p="$PPS" -v c="$CHUNK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), HLS segments of 1 s"
-log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point of part 2): $IDLE % of a CPU${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
+log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point of part 2): $IDLE % of a CPU (by the tick's samples: $TICKS %)${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# 1. notes alone: N connections taking notes of channel \"notes\" (chunks of $SINK_PKTS packets, $(awk -v p="$PPS" -v c="$SINK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), ${SECS} s each"
 log "#    then ${TRACE_S} s more with note_wake() traced: kvod's part of a note (the wake-up, ib_post_send included)"
 log "#    baseline: the server's CPU for ${SECS} s just before the point, which it subtracts"
@@ -370,8 +384,8 @@ done
 # Every sink's connection is released once note_sink is gone (killed, all
 # at once): part 2 and the end wait for that, and say what is left if not.
 [ -z "${SINKS// }" ] || quiet
-log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written, the source's rate / its nominal rate"
-log "# server          N  CPU %/client (min..max)   share  source"
+log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written, the source's rate / its nominal rate, CPU %/client by the tick's samples (median)"
+log "# server          N  CPU %/client (min..max)   share  source  by ticks"
 for n in $CLIENTS; do
 	declare -A r=()
 	for _ in $(seq "$RUNS"); do
@@ -384,8 +398,9 @@ for n in $CLIENTS; do
 		read -r cm clo chi <<<"$(col 1 "${lines[@]}")"
 		read -r sm _ <<<"$(col 2 "${lines[@]}")"
 		read -r rm _ <<<"$(col 3 "${lines[@]}")"
-		log "$(printf '%-14s %3d  %7.3f (%.3f..%.3f)  %5.2f  %6.2f' \
-			"$s" "$n" "$cm" "$clo" "$chi" "$sm" "$rm")"
+		read -r km _ <<<"$(col 4 "${lines[@]}")"
+		log "$(printf '%-14s %3d  %7.3f (%.3f..%.3f)  %5.2f  %6.2f  %7.3f' \
+			"$s" "$n" "$cm" "$clo" "$chi" "$sm" "$rm" "$km")"
 	done
 	unset r
 done
