@@ -212,10 +212,15 @@ ktap_print_msg "delay over HTTP: $h" "delay over RTP: $i"
 check_eq "HTTP and RTP readers at once: all of it, nothing torn" \
 	"0 1999 0 0 1999 0 0" \
 	"$(fields "$h" first last torn) $(fields "$i" first last torn lost)"
-check_ok "delay from writer to HTTP reader: p50 $(field delay_p50 "$h") ms, p99 $(field delay_p99 "$h") ms (under $((DELAY_MS / 1000)) s)" \
-	test "$(field delay_p99 "$h")" -lt "$DELAY_MS"
-check_ok "delay from writer to RTP receiver: p50 $(field delay_p50 "$i") ms, p99 $(field delay_p99 "$i") ms (under $((DELAY_MS / 1000)) s)" \
-	test "$(field delay_p99 "$i")" -lt "$DELAY_MS"
+for x in "HTTP reader:$h" "RTP receiver:$i"; do
+	t="delay from writer to ${x%%:*}: p50 $(field delay_p50 "${x#*:}") ms, p99 $(field delay_p99 "${x#*:}") ms"
+	if delay_unbounded; then
+		ktap_skip "$t" "not bounded on a debug kernel"
+	else
+		check_ok "$t (under $((DELAY_MS / 1000)) s)" \
+			test "$(field delay_p99 "${x#*:}")" -lt "$DELAY_MS"
+	fi
+done
 wait_test "$(time_limit 30)" = 0 movie_field tv writer
 # The delay readers left with the channel idle: they must not stay.
 wait_test "$(time_limit 30)" = 2 movie_clients tv

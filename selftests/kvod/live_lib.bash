@@ -11,9 +11,16 @@ PPC=16					# packets per chunk
 # shellcheck disable=SC2034 # used by the tests that source this
 CHUNK=$((PPC * 188))
 # The most delay from writer to reader the delay checks allow: 2 s on
-# Debian's kernel, longer where every timeout is (the debug kernel).
+# Debian's kernel.
 # shellcheck disable=SC2034 # used by the tests that source this
-DELAY_MS=$(($(time_limit 2) * 1000))
+DELAY_MS=2000
+
+# delay_unbounded: the delay checks are skipped (their figures still
+# printed) where every timeout is scaled (the debug kernel): there a
+# reader's delay measures the emulator, 20 to 30 s at the p99 alone.
+delay_unbounded() {
+	[ "${KVOD_TIMEOUT_SCALE:-1}" -gt 1 ]
+}
 
 # field KEY LINE: the value of KEY=... in a live_tool.py result line.
 field() {

@@ -169,9 +169,17 @@ wait
 r=$(cat "$RDMA_TMP/delay.check")
 p=$(cat "$RDMA_TMP/delayp.check")
 ktap_print_msg "delay over RDMA, notes: $r" "polling: $p"
-check_ok "delay from writer to RDMA reader with notes: p50 $(field delay_p50 "$r") ms, p99 $(field delay_p99 "$r") ms; polling every 20 ms: p50 $(field delay_p50 "$p") ms, p99 $(field delay_p99 "$p") ms (under $((DELAY_MS / 1000)) s, all 2000 packets)" \
-	test "$(field delay_p99 "$r")" -lt "$DELAY_MS" -a "$(field packets "$r")" = 2000 \
-	-a "$(field delay_p99 "$p")" -lt "$DELAY_MS" -a "$(field packets "$p")" = 2000
+t="delay from writer to RDMA reader with notes: p50 $(field delay_p50 "$r") ms, p99 $(field delay_p99 "$r") ms; polling every 20 ms: p50 $(field delay_p50 "$p") ms, p99 $(field delay_p99 "$p") ms"
+if delay_unbounded; then
+	check_eq "$t (not bounded on a debug kernel): all 2000 packets" \
+		"2000 2000" "$(field packets "$r") $(field packets "$p")"
+else
+	check_ok "$t (under $((DELAY_MS / 1000)) s, all 2000 packets)" \
+		test "$(field delay_p99 "$r")" -lt "$DELAY_MS" \
+		-a "$(field packets "$r")" = 2000 \
+		-a "$(field delay_p99 "$p")" -lt "$DELAY_MS" \
+		-a "$(field packets "$p")" = 2000
+fi
 notes=126
 rdma_iwarp && notes=0
 check_eq "$notes notes: one per chunk and one for the end, none dropped, all received; none to the polling reader" \
