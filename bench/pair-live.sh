@@ -21,10 +21,10 @@
 # The source and packager run all the time, so the server's cost with no
 # client is the baseline subtracted from every point: measured first, for
 # IDLE_S seconds, for part 2; for SECS just before each point of part 1,
-# whose small points it would otherwise drown (it drifts by a few % of a
-# CPU over a run). Every figure comes from two samples the server takes
-# of itself (busy jiffies, its uptime, its counters), so the time the two
-# guests take to talk is in neither the numerator nor the denominator.
+# so that a point with few sinks stands against the server as it was just
+# then. Every figure comes from two samples the server takes of itself
+# (its uptime and idle time, its counters), so the time the two guests
+# take to talk is in neither the numerator nor the denominator.
 # Two parts, both reporting the server guest's busy CPU in percent of
 # one CPU:
 #
@@ -313,8 +313,9 @@ sinks() {
 	local a b tr pid deadline out=$B/sink.out
 
 	quiet
-	# This point's own baseline, just before it: over a run the baseline
-	# drifts by a few % of a CPU, as much as 100 sinks cost.
+	# This point's own baseline, just before it (a few % of a CPU, the
+	# cost of 100 sinks at 2 notes a second, is inside the noise of one
+	# taken at the start).
 	a=$(ask nstat)
 	sleep "$SECS"
 	b=$(ask nstat)
