@@ -209,6 +209,10 @@ check_eq "... the server sent 2424 notes and dropped none" "2424 0" \
 	"$(($(rdma_counter notes) - notes0)) $(($(rdma_counter notes_dropped) - dropped0))"
 
 # --- Clients killed at once -----------------------------------------------
+# The feeds below run until DEL: 160 s at 100 packets a second, scaled as
+# the timeouts are (on the debug kernel this part alone took 16 minutes,
+# and a 160 s feed had ended before the check that it goes on).
+FEED_PKTS=$(($(time_limit 160) * 100))
 # 24 note sinks killed together (SIGKILL: the process says no goodbye)
 # while the channel is still fed: the server releases every connection,
 # whether it learns of the end from the client's kernel (DREQ) or from
@@ -221,7 +225,7 @@ sink=$!
 wait_for "$(time_limit 120)" grep -q "^connected:" "$RDMA_TMP/fank.out"
 notes0=$(rdma_counter notes)
 # (DEL ends the feed: no word of that, nor of the pipe it breaks)
-{ "${LT[@]}" gen 16000 --rate 100 | "$KVODCTL" live feed fank; } 2>/dev/null &
+{ "${LT[@]}" gen "$FEED_PKTS" --rate 100 | "$KVODCTL" live feed fank; } 2>/dev/null &
 # notes_since: the notes sent since the feed began.
 notes_since() {
 	echo $(($(rdma_counter notes) - notes0))
@@ -255,7 +259,7 @@ wait
 sink=$!
 wait_for "$(time_limit 120)" grep -q "^vanished:" "$RDMA_TMP/fanv.out"
 # (DEL ends the feed: no word of that, nor of the pipe it breaks)
-{ "${LT[@]}" gen 16000 --rate 100 | "$KVODCTL" live feed fanv; } 2>/dev/null &
+{ "${LT[@]}" gen "$FEED_PKTS" --rate 100 | "$KVODCTL" live feed fanv; } 2>/dev/null &
 wait_test "$(time_limit 90)" = 0 rdma_counter active
 check_eq "8 clients gone silent, no disconnect: the server releases them all, as their notes fail" \
 	"connected: 8|vanished: 8; 0 active; the client still there" \
