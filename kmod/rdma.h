@@ -21,11 +21,13 @@
  *   setup_work; setup_work maps the movie, builds the QP and accepts or
  *   rejects under the id's handler lock. A connection to a live channel
  *   whose client asked for notes also watches the channel from setup
- *   until release (rdma_note.c). It is released exactly once by
+ *   until release (rdma_note.c); from READY on, every connection sends
+ *   a keep-alive now and then (rdma_keepalive.c). It is released exactly once by
  *   release_work (queued by kvod_rdma_conn_close() on disconnect, error,
  *   device removal, unlisten or exit), which first waits for setup_work,
  *   rejects an unanswered request, disconnects, drains the QP, destroys
- *   the cm_id (no event can reach the connection afterwards), then the QP,
+ *   the cm_id (no event can reach the connection afterwards), stops the
+ *   keep-alive, then destroys the QP,
  *   every MR (the client's rkeys die), the mappings, CQ, PD, and drops the
  *   movie; unlinking is last. cm_ids are never destroyed inside their own
  *   callback.
@@ -152,6 +154,10 @@ struct kvod_rdma_conn {
 	struct kvod_rdma_note_cqe note_cqes[KVOD_RDMA_NOTES /
 					    KVOD_RDMA_NOTE_SIGNAL];
 
+	/* a zero-length WRITE every rdma_keepalive s (rdma_keepalive.c) */
+	struct delayed_work ka_work;
+	struct ib_cqe ka_cqe;
+
 	unsigned long flags;
 	struct work_struct setup_work;
 	struct work_struct release_work;
@@ -161,6 +167,7 @@ struct kvod_rdma_conn {
 #define KVOD_RDMA_CONN_ANSWERED	1	/* accepted or rejected */
 #define KVOD_RDMA_CONN_ACCEPTED	2	/* rdma_accept() succeeded */
 #define KVOD_RDMA_CONN_STARTED	3	/* iWARP: a START arrived */
+#define KVOD_RDMA_CONN_KA_OUT	4	/* a keep-alive is outstanding */
 
 /* rdma.c */
 extern struct workqueue_struct *kvod_rdma_wq;
@@ -184,5 +191,10 @@ int kvod_rdma_note_setup(struct kvod_rdma_conn *conn);
 void kvod_rdma_note_start(struct kvod_rdma_conn *conn);
 void kvod_rdma_note_stop(struct kvod_rdma_conn *conn);
 void kvod_rdma_note_free(struct kvod_rdma_conn *conn);
+
+/* rdma_keepalive.c */
+void kvod_rdma_keepalive_init(struct kvod_rdma_conn *conn);
+void kvod_rdma_keepalive_start(struct kvod_rdma_conn *conn);
+void kvod_rdma_keepalive_stop(struct kvod_rdma_conn *conn);
 
 #endif /* _KVOD_RDMA_H */

@@ -315,9 +315,12 @@ static int conn_ready_gate(struct kvod_rdma_conn *conn)
 	if (test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
 		return 0;
 	ret = conn_post_ready(conn);
-	if (!ret && conn->notify)
+	if (ret)
+		return ret;
+	if (conn->notify)
 		kvod_rdma_note_start(conn);
-	return ret;
+	kvod_rdma_keepalive_start(conn);
+	return 0;
 }
 
 /*
@@ -386,10 +389,11 @@ static int conn_post_starts(struct kvod_rdma_conn *conn)
 
 static int conn_create_qp(struct kvod_rdma_conn *conn)
 {
-	/* REG_MR per segment and the table, READY, and a drain WR each way;
-	 * over iWARP the STARTs' RECVs too; the notes in flight.
+	/* REG_MR per segment and the table, READY, a keep-alive and a
+	 * drain WR each way; over iWARP the STARTs' RECVs too; the notes in
+	 * flight.
 	 */
-	u32 send_wr = conn->nr_segs + 3 +
+	u32 send_wr = conn->nr_segs + 4 +
 		      (conn->notify ? KVOD_RDMA_NOTES : 0);
 	u32 recv_wr = conn->iwarp ? KVOD_RDMA_STARTS + 1 : 1;
 	struct ib_qp_init_attr attr = {
@@ -474,7 +478,7 @@ static int conn_setup(struct kvod_rdma_conn *conn)
 		ret = kvod_rdma_note_setup(conn);
 	if (ret)
 		return ret;
-	cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 5 +
+	cq = ib_alloc_cq(conn->dev, conn, conn->nr_segs + 6 +
 			 (conn->iwarp ? KVOD_RDMA_STARTS : 0) +
 			 (conn->notify ? KVOD_RDMA_NOTES : 0), 0,
 			 IB_POLL_WORKQUEUE);
@@ -595,6 +599,7 @@ static void conn_release_work(struct work_struct *work)
 		ib_drain_qp(conn->qp);
 	/* After this no event can reach @conn; the QP goes after its id. */
 	rdma_destroy_id(conn->id);
+	kvod_rdma_keepalive_stop(conn);
 	/* Deregistering the MRs kills the client's rkeys. */
 	conn_free_resources(conn);
 	if (test_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags))
@@ -637,6 +642,7 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 	INIT_HLIST_NODE(&conn->peer.node);
 	INIT_WORK(&conn->setup_work, conn_setup_work);
 	INIT_WORK(&conn->release_work, conn_release_work);
+	kvod_rdma_keepalive_init(conn);
 	memcpy(&conn->peer.addr, &id->route.addr.dst_addr,
 	       sizeof(conn->peer.addr));
 	conn->rl = rl;
@@ -684,7 +690,9 @@ static void reg_wr_init(struct ib_reg_wr *wr, struct kvod_rdma_seg *seg,
  * client's START has also arrived, which may be before or after this):
  * the client sees READY only after the registrations took effect. This is
  * all the work the server ever posts for a connection, but for a live
- * channel's notes if the client asked for them (rdma_note.c).
+ * channel's notes if the client asked for them (rdma_note.c) and a
+ * zero-length keep-alive WRITE every rdma_keepalive seconds
+ * (rdma_keepalive.c).
  *
  * Return: 0 or a negative errno (the caller closes the connection).
  */

@@ -29,6 +29,14 @@
  *   rdma_client [-p PORT] HOST badstart NAME
  *	over iWARP, connect with a START whose magic is wrong; prints
  *	"result: ready" or "result: error ERR"
+ *   rdma_client [-p PORT] HOST vanish NAME RETRY SECONDS
+ *	connect asking for RETRY transport retries (1-7), read the table,
+ *	move the QP to the error state, print "vanished: yes" and sleep
+ *	SECONDS with the connection open: a client host that went away
+ *	without a disconnect, as far as the server can tell
+ *   rdma_client [-p PORT] HOST idle NAME SECONDS FILE
+ *	connect, read the table, do nothing for SECONDS, then READ the
+ *	movie's first 4 KiB (or less) into FILE: "idle_read: OUTCOME"
  *
  * Outcomes are ibv_wc_status_str() texts: "success", "remote access
  * error", ...
@@ -93,6 +101,39 @@ static int cmd_badstart(const char *name)
 		printf("result: ready\n");
 	else
 		printf("result: error %s\n", c.err);
+	kvod_close(&c);
+	return 0;
+}
+
+static int cmd_vanish(const char *name, int retry, int secs)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	char pd[KVOD_REQ_PDATA_MAX];
+	struct kvod_conn_opts o = {
+		.host = host,
+		.port = port,
+		.pdata = pd,
+		.pdata_len = kvod_build_req(pd, sizeof(pd), name),
+		.depth = 16,
+		.timeout_ms = TIMEOUT_MS,
+		.retry_count = retry,
+	};
+	struct kvod_conn c;
+
+	if (retry < 1 || retry > 7 || secs < 1)
+		return 2;
+	if (kvod_connect(&c, &o) || kvod_read_table(&c, TIMEOUT_MS)) {
+		fprintf(stderr, "rdma_client: %s: %s\n", name, c.err);
+		kvod_close(&c);
+		return 1;
+	}
+	if (ibv_modify_qp(c.id->qp, &attr, IBV_QP_STATE)) {
+		perror("rdma_client: ibv_modify_qp");
+		kvod_close(&c);
+		return 1;
+	}
+	printf("vanished: yes\n");
+	sleep(secs);
 	kvod_close(&c);
 	return 0;
 }
@@ -225,6 +266,35 @@ static int cmd_table(const char *name)
 		       (unsigned long long)c.segs[i].addr,
 		       (unsigned long long)c.segs[i].length, c.segs[i].rkey);
 	kvod_close(&c);
+	return 0;
+}
+
+static int cmd_idle(const char *name, int secs, const char *file)
+{
+	struct kvod_conn c;
+	char *buf = NULL;
+	uint32_t len;
+	FILE *f;
+	int st;
+
+	if (secs < 1)
+		return 2;
+	if (open_movie(&c, name))
+		return 1;
+	sleep(secs);
+	len = c.segs[0].length < 4096 ? c.segs[0].length : 4096;
+	st = try_read(&c, c.segs[0].addr, c.segs[0].rkey, len, &buf, NULL);
+	printf("idle_read: %s\n", st_str(st));
+	kvod_close(&c);
+	if (!buf)
+		return 0;
+	f = fopen(file, "w");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) {
+		perror(file);
+		free(buf);
+		return 1;
+	}
+	free(buf);
 	return 0;
 }
 
@@ -421,10 +491,23 @@ int main(int argc, char **argv)
 		return cmd_pastend(argv[2]);
 	if (!strcmp(argv[1], "badstart") && argc == 3)
 		return cmd_badstart(argv[2]);
+	if (!strcmp(argv[1], "vanish") && argc == 5) {
+		int ret = cmd_vanish(argv[2], atoi(argv[3]), atoi(argv[4]));
+
+		if (ret != 2)
+			return ret;
+	}
+	if (!strcmp(argv[1], "idle") && argc == 5) {
+		int ret = cmd_idle(argv[2], atoi(argv[3]), argv[4]);
+
+		if (ret != 2)
+			return ret;
+	}
 usage:
 	fprintf(stderr,
 		"usage: rdma_client [-p PORT] HOST raw HEX|- | table NAME |\n"
 		"       read NAME OFF LEN | cross NAME_A NAME_B | stale NAME |\n"
-		"       pastend NAME | badstart NAME\n");
+		"       pastend NAME | badstart NAME |\n"
+		"       vanish NAME RETRY SECONDS | idle NAME SECONDS FILE\n");
 	return 2;
 }

@@ -7,7 +7,10 @@
 # There must be none; the setup before must show some, or the tracer
 # was not looking. One exception: the completion of the server's READY
 # SEND (conn_wc_done) may be reaped just after the client has the message;
-# it is counted apart and may appear once.
+# it is counted apart and may appear once. The keep-alive (one zero-length
+# WRITE every rdma_keepalive seconds, kmod/rdma_keepalive.c) is work per
+# time, not per chunk: its calls are counted apart too, and there may be
+# at most 3 per rdma_keepalive seconds the transfer took, plus 3.
 #
 # timeout: 600
 # transports: rxe siw
@@ -53,22 +56,34 @@ counts=$(awk '
 	/^#/ { next }
 	/rdma_client: setup done/ { phase = 1; next }
 	/rdma_client: transfer done/ { phase = 2; next }
+	function stamp() {
+		return match($0, /[0-9]+\.[0-9]+: /) ? \
+			substr($0, RSTART, RLENGTH - 2) : 0
+	}
+	/rdma_client: setup done/ { phase = 1; t0 = stamp(); next }
+	/rdma_client: transfer done/ { phase = 2; t1 = stamp(); next }
 	phase == 1 && / conn_wc_done <-/ { wc++; next }
+	phase == 1 && / keepalive_[a-z]* <-/ { ka++; next }
 	{ n[phase]++ }
 	END {
 		if (phase != 2)
-			print "0 markers-missing 0"
+			print "0 markers-missing 0 0 0"
 		else
-			printf "%d %d %d\n", n[0], n[1], wc
+			printf "%d %d %d %d %d\n", n[0], n[1], wc, ka, \
+				int(t1 - t0) + 1
 	}' "$RDMA_TMP/trace")
-read -r before during ready_wc <<<"$counts"
+read -r before during ready_wc ka secs <<<"$counts"
+ka_every=$(cat /sys/module/kvod/parameters/rdma_keepalive)
+ka_max=$((ka_every ? 3 * (secs / ka_every) + 3 : 0))
 ktap_print_msg "kvod calls: $before during setup, $during during the transfer" \
-	"(and $ready_wc late completion of the READY send)"
+	"(and $ready_wc late completion of the READY send, $ka of the" \
+	"keep-alive in the ${secs} s it took, at most $ka_max)"
 ktap_print_msg "$(awk '!/^#/ { print $NF, $(NF-1) }' "$RDMA_TMP/trace" | head -n 5)"
 check_eq "the tracer saw kvod's connection setup" yes \
 	"$([ "${before:-0}" -gt 0 ] && echo yes)"
-check_eq "no kvod function ran while 128 MiB were READ" "0 yes" \
-	"${during:-missing} $([ "${ready_wc:-2}" -le 1 ] && echo yes)"
+check_eq "no kvod function ran while 128 MiB were READ, but keep-alives" \
+	"0 yes yes" \
+	"${during:-missing} $([ "${ready_wc:-2}" -le 1 ] && echo yes) $([ "${ka:-1}" -le "$ka_max" ] && echo yes)"
 [ "${during:-0}" = 0 ] || ktap_print_msg "$(awk '/setup done/ { p = 1 } p' "$RDMA_TMP/trace" | head -n 20)"
 
 rdma_test_stop

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Endings under load: a client killed mid-READ, the RDMA device deleted
+# Endings under load: a client killed mid-READ, clients that vanish
+# without a disconnect (found by the keep-alive), the RDMA device deleted
 # (rdma link del) while clients read and re-added, and rmmod while
 # clients read, which must finish within 10 s and leave no kvod PD, MR
 # or QP on the device.
@@ -13,7 +14,7 @@
 . "$(dirname "$0")/rdma_lib.bash"
 
 ktap_header
-ktap_plan 13
+ktap_plan 15
 rdma_test_start
 
 movie_add film $((64 << 20)) || ktap_bail_out "cannot add a movie"
@@ -96,6 +97,47 @@ check_eq "killed mid-READ: its connection is released" "yes 0 0" \
 [ "$alive" = yes ] || ktap_print_msg "victim: $(cat "$RDMA_TMP/victim.err")"
 check_eq "killed client: the server still serves byte-exact" "$want" \
 	"$("$KVOD_FETCH" -q "$RDMA_URL/film" | sha256sum)"
+
+# Vanished clients (kmod/rdma_keepalive.c): QPs moved to the error
+# state with the connections left open, so no disconnect reaches the
+# server, and beside them an idle client. Over RoCE, with a keep-alive
+# every 18 s, the one that asked for 6 transport retries fails its
+# keep-alive WRITE (at about 18 + 15 s) and the one that asked for 7,
+# which rxe retries for ever, is closed at the next tick (36 s) as
+# unanswered. Over iWARP the error state closes the TCP stream at once,
+# so there the keep-alive (3 s) only must not harm the idle client,
+# whose siw takes the zero-length WRITEs.
+P=/sys/module/kvod/parameters
+ka_was=$(cat "$P/rdma_keepalive")
+if rdma_iwarp; then ka=3; else ka=18; fi
+echo "$ka" >"$P/rdma_keepalive"
+lost0=$(rdma_counter peers_lost)
+failed0=$(dmesg | grep -c 'keep-alive transport retry counter exceeded: closing')
+unanswered0=$(dmesg | grep -c 'keep-alive unanswered: closing')
+"$RDMA_CLIENT" "$RXE_ADDR" idle film $((ka * 2 + 6)) "$RDMA_TMP/idle.out" \
+	>"$RDMA_TMP/idle.log" 2>&1 &
+idle=$!
+vanished=()
+for r in 6 7; do
+	"$RDMA_CLIENT" "$RXE_ADDR" vanish film $r 300 >"$RDMA_TMP/vanish$r.log" 2>&1 &
+	vanished+=($!)
+done
+wait_for "$(time_limit 20)" grep -q 'vanished: yes' "$RDMA_TMP/vanish6.log" &&
+	wait_for "$(time_limit 20)" grep -q 'vanished: yes' "$RDMA_TMP/vanish7.log"
+wait_test "$(time_limit $((ka * 2 + 10)))" -le 1 rdma_counter active
+if rdma_iwarp; then want_lost="0 0 0"; else want_lost="2 1 1"; fi
+check_eq "vanished clients: closed (peers_lost, failed, unanswered), the idle one kept" \
+	"1 $want_lost" \
+	"$(rdma_counter active) $(($(rdma_counter peers_lost) - lost0)) $(($(dmesg | grep -c 'keep-alive transport retry counter exceeded: closing') - failed0)) $(($(dmesg | grep -c 'keep-alive unanswered: closing') - unanswered0))"
+wait "$idle"
+ktap_print_msg "idle client: $(cat "$RDMA_TMP/idle.log")"
+check_eq "the idle client reads after $((ka * 2 + 6)) s of keep-alives" \
+	"idle_read: success $(head -c 4096 "$RDMA_TMP/film" | sha256sum)" \
+	"$(cat "$RDMA_TMP/idle.log") $(sha256sum <"$RDMA_TMP/idle.out" 2>&1)"
+kill "${vanished[@]}" 2>/dev/null
+wait "${vanished[@]}" 2>/dev/null
+echo "$ka_was" >"$P/rdma_keepalive"
+wait_test "$(time_limit 10)" = 0 rdma_counter active
 
 # rdma link del under load.
 readers 4

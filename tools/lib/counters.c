@@ -29,5 +29,6 @@ const char *const kvod_counter_names[KVOD_LC_NR] = {
 	[KVOD_LC_DEVICES] = "devices",
 	[KVOD_LC_NOTES] = "notes",
 	[KVOD_LC_NOTES_DROPPED] = "notes_dropped",
+	[KVOD_LC_PEERS_LOST] = "peers_lost",
 };
 

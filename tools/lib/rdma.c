@@ -450,7 +450,7 @@ static int on_route(struct kvod_conn *c, const struct rdma_cm_event *ev)
 		 * without its disconnect arriving would retry its notes
 		 * for ever and never let the connection go.
 		 */
-		.retry_count = 6,
+		.retry_count = c->retry_count ? c->retry_count : 6,
 		.rnr_retry_count = 7,
 	};
 	uint8_t ack_timeout = KVOD_ACK_TIMEOUT;
@@ -869,6 +869,7 @@ int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	c->timeout_ms = o->timeout_ms;
 	c->depth = o->depth;
 	c->no_ready_recv = o->no_ready_recv;
+	c->retry_count = o->retry_count;
 	c->want_table = o->read_table;
 	c->live_ok = o->live_ok;
 	c->want_notes = o->notes;

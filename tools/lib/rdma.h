@@ -83,6 +83,7 @@ struct kvod_conn_opts {
 	unsigned int depth;	/* READs the caller keeps outstanding */
 	int timeout_ms;		/* per step */
 	int no_ready_recv;	/* hostile: do not post the RECV for READY */
+	int retry_count;	/* hostile: the REQ's transport retries (0: 6) */
 	const struct kvod_rdma_start *start;	/* hostile: send this as START */
 	int read_table;		/* the connect ends with the segment table */
 	int live_ok;		/* the caller plays live channels (fetch-live.c) */
@@ -141,6 +142,7 @@ struct kvod_conn {
 	int timeout_ms;
 	unsigned int depth;
 	int no_ready_recv;
+	int retry_count;
 	int want_table;
 	int live_ok;
 	int want_notes;

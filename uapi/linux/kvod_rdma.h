@@ -38,8 +38,12 @@
  *     struct kvod_rdma_segment, contiguous in movie offset from 0. Then it
  *     READs any movie bytes [off, off + len) of a segment from
  *     remote address addr + (off - offset) with the segment's rkey.
- *     The server posts nothing more (but for the notes of a live channel
- *     a client asked for, below); the client disconnects when done.
+ *     The server posts nothing more but, every so often (30 s by
+ *     default), a zero-length RDMA WRITE that names no memory: a
+ *     keep-alive, which the client's transport answers and its software
+ *     never sees (a failed one ends the connection); and the notes of a
+ *     live channel a client asked for (below). The client disconnects
+ *     when done.
  *
  * An access outside the registered ranges, with another connection's rkey,
  * or after the connection ended, fails: a remote access error over IB
