@@ -57,7 +57,8 @@
 # usage: bench/pair-live.sh [SECS [RUNS]]	(on the host)
 #	KVOD_BENCH_CLIENTS="1 4 16" (default), KVOD_BENCH_SINKS="10 100 1000"
 #	(default), KVOD_BENCH_PPS=2660, KVOD_BENCH_CHUNK_PKTS=348,
-#	KVOD_BENCH_SINK_PKTS=1330
+#	KVOD_BENCH_SINK_PKTS=1330, KVOD_BENCH_SERVERS (part 2's servers,
+#	default all four; "none" is always measured)
 #
 # Results: stdout and results/bench-pair-live.txt.
 set -u
@@ -71,13 +72,15 @@ SINKS=${KVOD_BENCH_SINKS:-"10 100 1000"}
 PPS=${KVOD_BENCH_PPS:-2660}
 CHUNK_PKTS=${KVOD_BENCH_CHUNK_PKTS:-348}
 SINK_PKTS=${KVOD_BENCH_SINK_PKTS:-1330}
+SERVERS=${KVOD_BENCH_SERVERS:-"kvod-rdma kvod-rdma-poll kvod-http nginx-hls"}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 	"$REPO/tools/vm-pair" --name bench-pair-live --timeout 7200 -- \
 		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" \
 		KVOD_BENCH_CLIENTS="$CLIENTS" KVOD_BENCH_SINKS="$SINKS" \
 		KVOD_BENCH_PPS="$PPS" KVOD_BENCH_CHUNK_PKTS="$CHUNK_PKTS" \
-		KVOD_BENCH_SINK_PKTS="$SINK_PKTS" "$0"
+		KVOD_BENCH_SINK_PKTS="$SINK_PKTS" KVOD_BENCH_SERVERS="$SERVERS" \
+		"$0"
 	exit
 fi
 
@@ -87,7 +90,6 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-live.txt
-SERVERS="kvod-rdma kvod-rdma-poll kvod-http nginx-hls"
 KVODCTL=$REPO/tools/kvodctl
 LT=(/usr/bin/python3 -S "$REPO/selftests/kvod/live_tool.py")
 IDLE_S=20
@@ -157,9 +159,26 @@ ntrace() {
 	echo >"$t/trace"
 }
 
+# pstat: where the server's CPU went so far, for the log: "NAME TICKS"
+# pairs, the tick's samples of user plus system time by command (kernel
+# threads by their name up to its "/"), and /proc/stat's irq and softirq
+# (those of no task) as "[irq]" and "[softirq]".
+pstat() {
+	{
+		cat /proc/[0-9]*/stat 2>/dev/null |
+			sed 's/^[0-9]* (\(.*\)) /\1\t/' |
+			awk -F'\t' '{ split($2, f, " "); sub("/.*", "", $1)
+				gsub(" ", "_", $1); n[$1] += f[12] + f[13] }
+				END { for (k in n) print k, n[k] }'
+		awk '/^cpu / { print "[irq]", $7; print "[softirq]", $8 }' \
+			/proc/stat
+	} | paste -sd' '
+}
+
 serve() {
 	case $1 in
 	nstat) nstat ;;
+	pstat) pstat ;;
 	ntrace) ntrace "$2" ;;
 	active) counter active ;;
 	diag) echo "active $(counter active), QPs by state: $(qp_states)" ;;
@@ -263,21 +282,40 @@ ticks() {
 		printf "%.3f", (y[1] - x[1]) / x[4] / (y[5] - x[5]) * 100 }'
 }
 
+# busiest WHAT A B: to stderr (the guest's log, not the report), the
+# server's busiest commands between pstats A and B, in ticks.
+busiest() {
+	awk -v what="$1" -v a="$2" -v b="$3" 'BEGIN {
+		n = split(a, x, " "); for (i = 1; i < n; i += 2) t[x[i]] = x[i + 1]
+		n = split(b, y, " ")
+		for (i = 1; i < n; i += 2) d[y[i]] = y[i + 1] - t[y[i]]
+		line = "# " what ", busiest (ticks):"
+		for (k = 0; k < 8; k++) {
+			best = ""
+			for (c in d) if (best == "" || d[c] > d[best]) best = c
+			if (best == "" || d[best] <= 0) break
+			line = line " " best " " d[best]; delete d[best]
+		}
+		print line }' >&2
+}
+
 # point SERVER N: N players for SECS; "CPU%/client min-share source"
 # where the share is the fewest bytes a player got over what the source
 # wrote from just before the players started to just after they ended,
 # and source is the source's rate meanwhile over its nominal rate (below
 # 1: the source itself fell behind, and the point measured less work).
 point() {
-	local a b i
+	local a b i pa
 
 	quiet
+	pa=$(ask pstat)
 	a=$(ask nstat)
 	for i in $(seq "$2"); do
 		player "$1" "$SECS" >"$B/got.$i" &
 	done
 	wait
 	b=$(ask nstat)
+	busiest "$1 $2" "$pa" "$(ask pstat)"
 	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" \
 		-v k="$(ticks "$a" "$b")" -v k0="$TICKS" -v rate=$((PPS * 188)) '
 		NR == 1 || $1 < min { min = $1 }
