@@ -18,7 +18,11 @@
  * after the retries its connect request asked for (with 6 and
  * KVOD_RDMA_ACK_TIMEOUT, about 15 s), or is still outstanding at the next
  * tick (rxe retries for ever when asked for 7). Either closes the
- * connection and counts it in ``peers_lost``. Over iWARP the WRITE
+ * connection and counts it in ``peers_lost``. But a connection with
+ * notes is not closed for an outstanding keep-alive: it may wait behind
+ * notes that wait in receiver-not-ready retries, which a live client
+ * that takes no notes for a while (a paused player) causes by design
+ * (rdma_note.c); only a failure ends it. Over iWARP the WRITE
  * completes once TCP took it, and a vanished peer is found by TCP: its
  * reset, or its retransmission timeout.
  *
@@ -95,7 +99,11 @@ static void keepalive_work(struct work_struct *work)
 	if (test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
 		return;
 	if (test_and_set_bit(KVOD_RDMA_CONN_KA_OUT, &conn->flags)) {
-		keepalive_lost(conn, "unanswered");
+		/* Behind notes the client has no receives for? See above. */
+		if (conn->notify)
+			keepalive_arm(conn);
+		else
+			keepalive_lost(conn, "unanswered");
 		return;
 	}
 	if (ib_post_send(conn->qp, &wr.wr, NULL)) {

@@ -40,8 +40,9 @@ play() {
 }
 
 # burst NAME TAG SECONDS: once the reader TAG started, 3000 packets into
-# channel NAME at once (with the reader stopped meanwhile if $STOP), then
-# one more chunk; DEL it SECONDS later. The reader's check line in $r.
+# channel NAME at once (with the reader stopped meanwhile if $STOP, and
+# for $STOP seconds more), then one more chunk; DEL it SECONDS later. The
+# reader's check line in $r.
 burst() {
 	local pid
 
@@ -51,7 +52,10 @@ burst() {
 		kill -STOP "$pid"
 	fi
 	live_feed "$1" 3000
-	[ -z "${STOP:-}" ] || kill -CONT "$pid"
+	if [ -n "${STOP:-}" ]; then
+		sleep "$STOP"
+		kill -CONT "$pid"
+	fi
 	live_feed "$1" 16 --start 3000	# one more chunk, after the burst
 	sleep "$3"
 	"$KVODCTL" del "$1"
@@ -124,9 +128,12 @@ check_ok "... it skipped $(summary slow skipped) chunks ($(summary slow torn) of
 moved_ahead slow
 
 # --- A reader too slow to take its notes -------------------------------
-# It is stopped while the burst is written: it takes no note meanwhile,
-# its receives run out, and the server's notes wait in receiver-not-ready
-# retries until KVOD_RDMA_NOTES are in flight; the rest are dropped. Over iWARP there
+# It is stopped while the burst is written and 7 s more: it takes no
+# note meanwhile, its receives run out, and the server's notes wait in
+# receiver-not-ready retries until KVOD_RDMA_NOTES are in flight; the
+# rest are dropped. With a keep-alive every 2 s meanwhile, which waits
+# behind those notes, unanswered: the server must not take that for a
+# dead client (kmod/rdma_keepalive.c), or the reader gets no last chunk. Over iWARP there
 # is no such retry: a note that finds no receive ends the connection
 # (<linux/kvod_rdma.h>), so this is for RoCE.
 if rdma_iwarp; then
@@ -140,8 +147,11 @@ else
 	"$KVODCTL" live create slown --rdma --chunk "$CHUNK" --chunks 4 ||
 		ktap_bail_out "cannot create channel slown"
 	dropped0=$(rdma_counter notes_dropped)
+	ka_was=$(cat /sys/module/kvod/parameters/rdma_keepalive)
+	echo 2 >/sys/module/kvod/parameters/rdma_keepalive
 	play slown slown
-	STOP=1 burst slown slown 8
+	STOP=7 burst slown slown 8
+	echo "$ka_was" >/sys/module/kvod/parameters/rdma_keepalive
 	ktap_print_msg "reader too slow for notes: $r" "$(cat "$RDMA_TMP/slown.fetch")"
 	check_eq "a reader too slow for its notes: nothing torn, out of order or off a chunk boundary" \
 		"0 0 0" "$(fields "$r" torn backwards misaligned)"
