@@ -65,9 +65,10 @@ static int timeout_scale(void)
 
 static const char *host, *port = "7471";
 
-static int conn_open(struct kvod_conn *c, const void *pd, size_t len)
+/* A connect's options, with @len bytes of private data at @pd. */
+static struct kvod_conn_opts opts(const void *pd, size_t len)
 {
-	struct kvod_conn_opts o = {
+	return (struct kvod_conn_opts) {
 		.host = host,
 		.port = port,
 		.pdata = pd,
@@ -75,6 +76,11 @@ static int conn_open(struct kvod_conn *c, const void *pd, size_t len)
 		.depth = 16,
 		.timeout_ms = TIMEOUT_MS,
 	};
+}
+
+static int conn_open(struct kvod_conn *c, const void *pd, size_t len)
+{
+	struct kvod_conn_opts o = opts(pd, len);
 
 	return kvod_connect(c, &o);
 }
@@ -86,17 +92,10 @@ static int cmd_badstart(const char *name)
 		.version = KVOD_RDMA_VERSION,
 	};
 	char pd[KVOD_REQ_PDATA_MAX];
-	struct kvod_conn_opts o = {
-		.host = host,
-		.port = port,
-		.pdata = pd,
-		.pdata_len = kvod_build_req(pd, sizeof(pd), name),
-		.depth = 16,
-		.timeout_ms = TIMEOUT_MS,
-		.start = &bad,
-	};
+	struct kvod_conn_opts o = opts(pd, kvod_build_req(pd, sizeof(pd), name));
 	struct kvod_conn c;
 
+	o.start = &bad;
 	if (!kvod_connect(&c, &o))
 		printf("result: ready\n");
 	else
@@ -105,28 +104,43 @@ static int cmd_badstart(const char *name)
 	return 0;
 }
 
+/*
+ * Connect to movie @name asking for @retry transport retries (0: the
+ * library's) and READ its table; on failure say why and close.
+ */
+static int open_movie_retry(struct kvod_conn *c, const char *name, int retry)
+{
+	char pd[KVOD_REQ_PDATA_MAX];
+	size_t len = kvod_build_req(pd, sizeof(pd), name);
+	struct kvod_conn_opts o = opts(pd, len);
+
+	if (!len) {
+		fprintf(stderr, "rdma_client: name too long\n");
+		return -1;
+	}
+	o.retry_count = retry;
+	if (kvod_connect(c, &o) || kvod_read_table(c, TIMEOUT_MS)) {
+		fprintf(stderr, "rdma_client: %s: %s\n", name, c->err);
+		kvod_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_movie(struct kvod_conn *c, const char *name)
+{
+	return open_movie_retry(c, name, 0);
+}
+
 static int cmd_vanish(const char *name, int retry, int secs)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
-	char pd[KVOD_REQ_PDATA_MAX];
-	struct kvod_conn_opts o = {
-		.host = host,
-		.port = port,
-		.pdata = pd,
-		.pdata_len = kvod_build_req(pd, sizeof(pd), name),
-		.depth = 16,
-		.timeout_ms = TIMEOUT_MS,
-		.retry_count = retry,
-	};
 	struct kvod_conn c;
 
 	if (retry < 1 || retry > 7 || secs < 1)
 		return 2;
-	if (kvod_connect(&c, &o) || kvod_read_table(&c, TIMEOUT_MS)) {
-		fprintf(stderr, "rdma_client: %s: %s\n", name, c.err);
-		kvod_close(&c);
+	if (open_movie_retry(&c, name, retry))
 		return 1;
-	}
 	if (ibv_modify_qp(c.id->qp, &attr, IBV_QP_STATE)) {
 		perror("rdma_client: ibv_modify_qp");
 		kvod_close(&c);
@@ -135,23 +149,6 @@ static int cmd_vanish(const char *name, int retry, int secs)
 	printf("vanished: yes\n");
 	sleep(secs);
 	kvod_close(&c);
-	return 0;
-}
-
-static int open_movie(struct kvod_conn *c, const char *name)
-{
-	char pd[KVOD_REQ_PDATA_MAX];
-	size_t len = kvod_build_req(pd, sizeof(pd), name);
-
-	if (!len) {
-		fprintf(stderr, "rdma_client: name too long\n");
-		return -1;
-	}
-	if (conn_open(c, pd, len) || kvod_read_table(c, TIMEOUT_MS)) {
-		fprintf(stderr, "rdma_client: %s: %s\n", name, c->err);
-		kvod_close(c);
-		return -1;
-	}
 	return 0;
 }
 
