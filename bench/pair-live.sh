@@ -162,7 +162,8 @@ ntrace() {
 # pstat: where the server's CPU went so far, for the log: "NAME TICKS"
 # pairs, the tick's samples of user plus system time by command (kernel
 # threads by their name up to its "/"), and /proc/stat's irq and softirq
-# (those of no task) as "[irq]" and "[softirq]".
+# (those of no task) as "[irq]" and "[softirq]"; then "sirq:TYPE COUNT",
+# the softirqs raised so far by type (/proc/softirqs, all CPUs).
 pstat() {
 	{
 		cat /proc/[0-9]*/stat 2>/dev/null |
@@ -172,6 +173,8 @@ pstat() {
 				END { for (k in n) print k, n[k] }'
 		awk '/^cpu / { print "[irq]", $7; print "[softirq]", $8 }' \
 			/proc/stat
+		awk 'NR > 1 { n = 0; for (i = 2; i <= NF; i++) n += $i
+			sub(":", "", $1); print "sirq:" $1, n }' /proc/softirqs
 	} | paste -sd' '
 }
 
@@ -283,20 +286,31 @@ ticks() {
 }
 
 # busiest WHAT A B: to stderr (the guest's log, not the report), the
-# server's busiest commands between pstats A and B, in ticks.
+# server's busiest commands between pstats A and B, in ticks, and the
+# softirqs raised meanwhile by type.
 busiest() {
-	awk -v what="$1" -v a="$2" -v b="$3" 'BEGIN {
-		n = split(a, x, " "); for (i = 1; i < n; i += 2) t[x[i]] = x[i + 1]
-		n = split(b, y, " ")
-		for (i = 1; i < n; i += 2) d[y[i]] = y[i + 1] - t[y[i]]
-		line = "# " what ", busiest (ticks):"
+	awk -v what="$1" -v a="$2" -v b="$3" '
+	function top(arr, label, k, best, c, line) {
+		line = "# " what ", " label ":"
 		for (k = 0; k < 8; k++) {
 			best = ""
-			for (c in d) if (best == "" || d[c] > d[best]) best = c
-			if (best == "" || d[best] <= 0) break
-			line = line " " best " " d[best]; delete d[best]
+			for (c in arr) if (best == "" || arr[c] > arr[best]) best = c
+			if (best == "" || arr[best] <= 0) break
+			line = line " " best " " arr[best]; delete arr[best]
 		}
-		print line }' >&2
+		print line
+	}
+	BEGIN {
+		n = split(a, x, " "); for (i = 1; i < n; i += 2) t[x[i]] = x[i + 1]
+		n = split(b, y, " ")
+		for (i = 1; i < n; i += 2) {
+			v = y[i + 1] - t[y[i]]
+			if (y[i] ~ /^sirq:/)
+				s[substr(y[i], 6)] = v
+			else
+				d[y[i]] = v
+		}
+		top(d, "busiest (ticks)"); top(s, "softirqs raised") }' >&2
 }
 
 # point SERVER N: N players for SECS; "CPU%/client min-share source"
