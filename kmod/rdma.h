@@ -184,7 +184,7 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 					     bool notify);
 void kvod_rdma_conn_free(struct kvod_rdma_conn *conn);
 int kvod_rdma_conn_established(struct kvod_rdma_conn *conn);
-void kvod_rdma_conn_close(struct kvod_rdma_conn *conn);
+bool kvod_rdma_conn_close(struct kvod_rdma_conn *conn);
 
 /* rdma_note.c */
 int kvod_rdma_note_setup(struct kvod_rdma_conn *conn);

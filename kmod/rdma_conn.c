@@ -725,9 +725,13 @@ int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
  * @conn: a linked connection
  *
  * Idempotent, any process or softirq context; the work does the rest.
+ *
+ * Return: true if this call started it, false if it was closing already.
  */
-void kvod_rdma_conn_close(struct kvod_rdma_conn *conn)
+bool kvod_rdma_conn_close(struct kvod_rdma_conn *conn)
 {
-	if (!test_and_set_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
-		queue_work(kvod_rdma_wq, &conn->release_work);
+	if (test_and_set_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
+		return false;
+	queue_work(kvod_rdma_wq, &conn->release_work);
+	return true;
 }

@@ -46,7 +46,7 @@
 static unsigned int rdma_keepalive = 30;
 module_param(rdma_keepalive, uint, 0644);
 MODULE_PARM_DESC(rdma_keepalive,
-		 "Seconds between keep-alives on an RDMA connection, 0 for none; one unanswered by the next closes it (default 30)");
+		 "Seconds between keep-alives on an RDMA connection, 0 for none; one that fails, or (without notes) is unanswered by the next, closes it (default 30)");
 
 static void keepalive_arm(struct kvod_rdma_conn *conn)
 {
@@ -61,10 +61,8 @@ static void keepalive_lost(struct kvod_rdma_conn *conn, const char *why)
 {
 	pr_warn_ratelimited("conn %pISpc: keep-alive %s: closing\n",
 			    &conn->peer.addr, why);
-	if (!test_and_set_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags)) {
+	if (kvod_rdma_conn_close(conn))
 		kvod_lc_inc(conn->rl->l, KVOD_LC_PEERS_LOST);
-		queue_work(kvod_rdma_wq, &conn->release_work);
-	}
 }
 
 static void keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
