@@ -62,8 +62,11 @@ unload_leftovers() {
 }
 
 # shellcheck disable=SC2317 # run_suite calls it
+# before_test NAME: also marks the program's start in the kernel log, so
+# that the console's timestamps say when each program ran.
 before_test() {
 	unload_leftovers "before $1" || true	# the note says it; the end fails
+	echo "kvod-selftests: $1 starts" >/dev/kmsg 2>/dev/null || true
 }
 
 # After each program, look at what the kernel said during it: a line of

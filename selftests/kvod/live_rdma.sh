@@ -17,7 +17,7 @@
 # --rdma is refused; a client that plays movies only refuses a channel.
 # Clients that only take notes each get exactly one per chunk. And
 # the mirror's memory is counted.
-# timeout: 600
+# timeout: 1200
 # transports: rxe siw
 
 # shellcheck source=selftests/kvod/rdma_lib.bash

@@ -151,8 +151,11 @@ wait_test "$(time_limit 10)" = 0 rdma_counter active
 readers 4
 check_eq "4 readers connected" 4 "$(rdma_counter active)"
 t0=$SECONDS
+kmsg_mark "rdma link del starts"
 bounded "$(time_limit 30)" rdma link del "$RXE_DEV"
-check_eq "rdma link del under load returns within 30 s" 0 "$?"
+rc=$?
+kmsg_mark "rdma link del returned $rc"
+check_eq "rdma link del under load returns within 30 s" 0 "$rc"
 ktap_print_msg "rdma link del took $((SECONDS - t0)) s"
 readers_gone
 check_eq "every reader saw its connection end (exit 1) within 30 s" "4 yes" \
@@ -172,8 +175,10 @@ readers 4
 check_eq "4 readers connected again, each with its PD" "4 yes" \
 	"$(rdma_counter active) $([ "$(kvod_rdma_objects | head -n1)" -ge 4 ] && echo yes)"
 t0=$(date +%s%N)
+kmsg_mark "rmmod starts"
 bounded "$(time_limit 30)" rmmod kvod
 rc=$?
+kmsg_mark "rmmod returned $rc"
 ms=$((($(date +%s%N) - t0) / 1000000))
 ktap_print_msg "rmmod took $ms ms"
 check_eq "rmmod under load succeeds within 10 s" "0 yes" \
