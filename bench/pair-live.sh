@@ -414,7 +414,7 @@ sleep "$IDLE_S"
 b=$(ask nstat)
 IDLE=$(cpu "$a" "$b")
 TICKS=$(ticks "$a" "$b")
-log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA on virtio-net"
+log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA on virtio-net, the server with $(echo "$a" | cut -d' ' -f10) vCPUs"
 log "# source: $PPS TS packets/s ($((PPS * 188 * 8 / 1000)) kbit/s); kvod chunks of $CHUNK_PKTS packets ($(awk -v p="$PPS" -v c="$CHUNK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), HLS segments of 1 s"
 log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point of part 2): $IDLE % of a CPU (by the tick's samples: $TICKS %)${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# 1. notes alone: N connections taking notes of channel \"notes\" (chunks of $SINK_PKTS packets, $(awk -v p="$PPS" -v c="$SINK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), ${SECS} s each"
