@@ -163,7 +163,10 @@ ntrace() {
 # pairs, the tick's samples of user plus system time by command (kernel
 # threads by their name up to its "/"), and /proc/stat's irq and softirq
 # (those of no task) as "[irq]" and "[softirq]"; then "sirq:TYPE COUNT",
-# the softirqs raised so far by type (/proc/softirqs, all CPUs).
+# the softirqs raised so far by type (/proc/softirqs, all CPUs); then
+# "pace:wakeups N", the source's sleeps so far (its voluntary context
+# switches: it writes what is due at each wake-up, so late wake-ups mean
+# fewer, bigger writes down the pipeline), and "pace:seconds" its uptime.
 pstat() {
 	{
 		cat /proc/[0-9]*/stat 2>/dev/null |
@@ -175,6 +178,9 @@ pstat() {
 			/proc/stat
 		awk 'NR > 1 { n = 0; for (i = 2; i <= NF; i++) n += $i
 			sub(":", "", $1); print "sirq:" $1, n }' /proc/softirqs
+		echo "pace:wakeups $(awk '/^voluntary_ctxt_switches/ { print $2 }' \
+			"/proc/$(pgrep -of bench/pace.py)/status" 2>/dev/null || echo 0)"
+		echo "pace:seconds $(cut -d' ' -f1 /proc/uptime)"
 	} | paste -sd' '
 }
 
@@ -286,8 +292,8 @@ ticks() {
 }
 
 # busiest WHAT A B: to stderr (the guest's log, not the report), the
-# server's busiest commands between pstats A and B, in ticks, and the
-# softirqs raised meanwhile by type.
+# server's busiest commands between pstats A and B, in ticks, the
+# softirqs raised meanwhile by type, and the source's wake-ups.
 busiest() {
 	awk -v what="$1" -v a="$2" -v b="$3" '
 	function top(arr, label, k, best, c, line) {
@@ -307,10 +313,15 @@ busiest() {
 			v = y[i + 1] - t[y[i]]
 			if (y[i] ~ /^sirq:/)
 				s[substr(y[i], 6)] = v
+			else if (y[i] ~ /^pace:/)
+				p[substr(y[i], 6)] = v
 			else
 				d[y[i]] = v
 		}
-		top(d, "busiest (ticks)"); top(s, "softirqs raised") }' >&2
+		top(d, "busiest (ticks)"); top(s, "softirqs raised")
+		if (p["seconds"] > 0)
+			printf "# %s, the source: %d wake-ups in %.1f s of the server, %.1f a second\n",
+				what, p["wakeups"], p["seconds"], p["wakeups"] / p["seconds"] }' >&2
 }
 
 # point SERVER N: N players for SECS; "CPU%/client min-share source"
