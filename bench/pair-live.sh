@@ -108,18 +108,34 @@ counter() {
 	listener_counter rdma "$PAIR_SERVER:7471" "$1"
 }
 
-# nstat: "BUSY CTXT INTR HZ UPTIME NOTES DROPPED WRITTEN IDLE CPUS":
-# pair_stat, the seconds since boot, the RDMA listener's notes sent and
-# dropped, the channel's bytes written, the seconds all CPUs were idle
-# (read with UPTIME) and their number, taken together.
+# nstat start|end: "BUSY CTXT INTR HZ UPTIME NOTES DROPPED WRITTEN IDLE
+# CPUS CUPTIME": pair_stat, the seconds since boot, the RDMA listener's
+# notes sent and dropped, the channel's bytes written, the seconds all
+# CPUs were idle (read with UPTIME) and their number, and the seconds
+# since boot when the counters were read (rates of the counters use
+# CUPTIME, of the CPU UPTIME). Reading the counters
+# runs kvodctl three times, which under emulation costs the server more
+# than a client does: so the CPU sample is taken after them at a
+# point's start and before them at its end, and the window between two
+# samples holds none of this work: a fixed cost per point, which a
+# point twice as long in the server's time, as the HLS player's are,
+# would spread twice as thin (Documentation/benchmarks.rst).
 nstat() {
-	local n d w up idle
+	local n d w up idle st cup
 
+	if [ "$1" = end ]; then
+		st=$(pair_stat)
+		read -r up idle </proc/uptime
+	fi
 	n=$(counter notes)
 	d=$(counter notes_dropped)
 	w=$("$KVODCTL" info tv | sed -n 's/^written: //p')
-	read -r up idle </proc/uptime
-	echo "$(pair_stat) $up $n $d $w $idle $(nproc)"
+	read -r cup _ </proc/uptime
+	if [ "$1" != end ]; then
+		st=$(pair_stat)
+		read -r up idle </proc/uptime
+	fi
+	echo "$st $up $n $d $w $idle $(nproc) $cup"
 }
 
 # qp_states: this guest's RC QPs counted by state ("RTS 138 ERR 2").
@@ -162,7 +178,8 @@ ntrace() {
 # pstat: where the server's CPU went so far, for the log: "NAME TICKS"
 # pairs, the tick's samples of user plus system time by command (kernel
 # threads by their name up to its "/"), and /proc/stat's irq and softirq
-# (those of no task) as "[irq]" and "[softirq]"; then "sirq:TYPE COUNT",
+# (those of no task) as "[irq]" and "[softirq]", and "busy:all", all its
+# busy ticks (pair_stat's BUSY); then "sirq:TYPE COUNT",
 # the softirqs raised so far by type (/proc/softirqs, all CPUs); then
 # "pace:wakeups N", the source's sleeps so far (its voluntary context
 # switches: it writes what is due at each wake-up, so late wake-ups mean
@@ -174,8 +191,8 @@ pstat() {
 			awk -F'\t' '{ split($2, f, " "); sub("/.*", "", $1)
 				gsub(" ", "_", $1); n[$1] += f[12] + f[13] }
 				END { for (k in n) print k, n[k] }'
-		awk '/^cpu / { print "[irq]", $7; print "[softirq]", $8 }' \
-			/proc/stat
+		awk '/^cpu / { print "[irq]", $7; print "[softirq]", $8
+			print "busy:all", $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 		awk 'NR > 1 { n = 0; for (i = 2; i <= NF; i++) n += $i
 			sub(":", "", $1); print "sirq:" $1, n }' /proc/softirqs
 		echo "pace:wakeups $(awk '/^voluntary_ctxt_switches/ { print $2 }' \
@@ -186,7 +203,7 @@ pstat() {
 
 serve() {
 	case $1 in
-	nstat) nstat ;;
+	nstat) nstat "$2" ;;
 	pstat) pstat ;;
 	ntrace) ntrace "$2" ;;
 	active) counter active ;;
@@ -292,8 +309,9 @@ ticks() {
 }
 
 # busiest WHAT A B: to stderr (the guest's log, not the report), the
-# server's busiest commands between pstats A and B, in ticks, the
-# softirqs raised meanwhile by type, and the source's wake-ups.
+# server's busiest commands between pstats A and B, in ticks (with
+# "[other]", the busy ticks of none of them), the softirqs raised
+# meanwhile by type, and the source's wake-ups.
 busiest() {
 	awk -v what="$1" -v a="$2" -v b="$3" '
 	function top(arr, label, k, best, c, line) {
@@ -315,9 +333,17 @@ busiest() {
 				s[substr(y[i], 6)] = v
 			else if (y[i] ~ /^pace:/)
 				p[substr(y[i], 6)] = v
-			else
+			else if (y[i] == "busy:all")
+				all = v
+			else {
 				d[y[i]] = v
+				named += v
+			}
 		}
+		# Busy ticks of no task, not irq or softirq either: the idle
+		# task outside idle (its way into and out of idle), and tasks
+		# that ended between the two samples.
+		d["[other]"] = all - named
 		top(d, "busiest (ticks)"); top(s, "softirqs raised")
 		if (p["seconds"] > 0)
 			printf "# %s, the source: %d wake-ups in %.1f s of the server, %.1f a second\n",
@@ -334,12 +360,12 @@ point() {
 
 	quiet
 	pa=$(ask pstat)
-	a=$(ask nstat)
+	a=$(ask nstat start)
 	for i in $(seq "$2"); do
 		player "$1" "$SECS" >"$B/got.$i" &
 	done
 	wait
-	b=$(ask nstat)
+	b=$(ask nstat end)
 	busiest "$1 $2" "$pa" "$(ask pstat)"
 	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" \
 		-v k="$(ticks "$a" "$b")" -v k0="$TICKS" -v rate=$((PPS * 188)) '
@@ -350,7 +376,7 @@ point() {
 			# guests do not agree on time under icount)
 			w = y[8] - x[8]
 			printf "%.3f %.2f %.2f %.3f", c / n, w ? min / w : 0,
-				w / (y[5] - x[5]) / rate, (k - k0) / n }' "$B"/got.*
+				w / (y[11] - x[11]) / rate, (k - k0) / n }' "$B"/got.*
 	rm -f "$B"/got.*
 }
 
@@ -379,9 +405,9 @@ sinks() {
 	# This point's own baseline, just before it (a few % of a CPU, the
 	# cost of 100 sinks at 2 notes a second, is inside the noise of one
 	# taken at the start).
-	a=$(ask nstat)
+	a=$(ask nstat start)
 	sleep "$SECS"
-	b=$(ask nstat)
+	b=$(ask nstat end)
 	IDLE=$(IDLE=0 cpu "$a" "$b")
 	"$REPO/selftests/kvod/note_sink" "$PAIR_SERVER" notes "$1" \
 		$((3 * SECS + 600)) >"$out" 2>&1 &
@@ -397,16 +423,16 @@ sinks() {
 		return 1
 	fi
 	sleep 2		# the last connections' setup work is done
-	a=$(ask nstat)
+	a=$(ask nstat start)
 	sleep "$SECS"
-	b=$(ask nstat)
+	b=$(ask nstat end)
 	tr=$(ask ntrace "$TRACE_S")
 	kill "$pid" 2>/dev/null
 	wait "$pid"
 	grep -v '^connected:' "$out" >&2	# what went wrong, if anything
 	awk -v c="$(cpu "$a" "$b")" -v a="$a" -v b="$b" -v tr="$tr" \
 		-v idle="$IDLE" 'BEGIN {
-		split(a, x, " "); split(b, y, " "); t = y[5] - x[5]
+		split(a, x, " "); split(b, y, " "); t = y[11] - x[11]
 		printf "%s %s %.1f %.1f %s", idle, c, (y[6] - x[6]) / t,
 			(y[7] - x[7]) / t, tr }'
 }
@@ -420,9 +446,9 @@ for s in $SERVERS; do
 done
 
 quiet
-a=$(ask nstat)
+a=$(ask nstat start)
 sleep "$IDLE_S"
-b=$(ask nstat)
+b=$(ask nstat end)
 IDLE=$(cpu "$a" "$b")
 TICKS=$(ticks "$a" "$b")
 log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA on virtio-net, the server with $(echo "$a" | cut -d' ' -f10) vCPUs"
