@@ -53,7 +53,6 @@ fi
 
 PERIODIC=("/usr/bin/python3" -S "$HERE/periodic.py")
 MODE=${KVOD_BENCH_MODE:-no icount}
-[ -n "$MODE" ] || MODE="no icount"
 T=$(mktemp -d)
 
 # on CPU ARGS...: periodic.py ARGS on vCPU CPU; "PERIODS CPU_SECONDS".

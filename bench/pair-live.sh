@@ -123,19 +123,19 @@ counter() {
 nstat() {
 	local n d w up idle st cup
 
-	if [ "$1" = end ]; then
-		st=$(pair_stat)
-		read -r up idle </proc/uptime
-	fi
+	[ "$1" != end ] || cpu_sample
 	n=$(counter notes)
 	d=$(counter notes_dropped)
 	w=$("$KVODCTL" info tv | sed -n 's/^written: //p')
 	read -r cup _ </proc/uptime
-	if [ "$1" != end ]; then
-		st=$(pair_stat)
-		read -r up idle </proc/uptime
-	fi
+	[ "$1" = end ] || cpu_sample
 	echo "$st $up $n $d $w $idle $(nproc) $cup"
+}
+
+# cpu_sample: nstat's CPU sample, into its st, up and idle.
+cpu_sample() {
+	st=$(pair_stat)
+	read -r up idle </proc/uptime
 }
 
 # qp_states: this guest's RC QPs counted by state ("RTS 138 ERR 2").
@@ -179,7 +179,7 @@ ntrace() {
 # pairs, the tick's samples of user plus system time by command (kernel
 # threads by their name up to its "/"), and /proc/stat's irq and softirq
 # (those of no task) as "[irq]" and "[softirq]", and "busy:all", all its
-# busy ticks (pair_stat's BUSY); then "sirq:TYPE COUNT",
+# busy ticks (lib.bash's busy_now); then "sirq:TYPE COUNT",
 # the softirqs raised so far by type (/proc/softirqs, all CPUs); then
 # "pace:wakeups N", the source's sleeps so far (its voluntary context
 # switches: it writes what is due at each wake-up, so late wake-ups mean
@@ -191,8 +191,9 @@ pstat() {
 			awk -F'\t' '{ split($2, f, " "); sub("/.*", "", $1)
 				gsub(" ", "_", $1); n[$1] += f[12] + f[13] }
 				END { for (k in n) print k, n[k] }'
-		awk '/^cpu / { print "[irq]", $7; print "[softirq]", $8
-			print "busy:all", $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+		awk '/^cpu / { print "[irq]", $7; print "[softirq]", $8 }' \
+			/proc/stat
+		echo "busy:all $(busy_now)"
 		awk 'NR > 1 { n = 0; for (i = 2; i <= NF; i++) n += $i
 			sub(":", "", $1); print "sirq:" $1, n }' /proc/softirqs
 		echo "pace:wakeups $(awk '/^voluntary_ctxt_switches/ { print $2 }' \

@@ -66,7 +66,7 @@ unload_leftovers() {
 # that the console's timestamps say when each program ran.
 before_test() {
 	unload_leftovers "before $1" || true	# the note says it; the end fails
-	echo "kvod-selftests: $1 starts" >/dev/kmsg 2>/dev/null || true
+	kmsg_mark "$1 starts"
 }
 
 # After each program, look at what the kernel said during it: a line of

@@ -17,3 +17,10 @@ kvod_require_guest() {
 	echo "1..0 # SKIP not inside a tools/vm-run guest; refusing to load modules here"
 	exit 4
 }
+
+# kmsg_mark TEXT: write "kvod-selftests: TEXT" to the kernel log, so that
+# the guest's console timestamps a test's steps next to the kernel's own
+# lines (how long an rmmod took, and what the kernel did meanwhile).
+kmsg_mark() {
+	echo "kvod-selftests: $*" >/dev/kmsg 2>/dev/null || true
+}

@@ -167,13 +167,6 @@ check_errno() {
 	fi
 }
 
-# kmsg_mark TEXT: write "kvod-selftests: TEXT" to the kernel log, so that
-# the guest's console timestamps a test's steps next to the kernel's own
-# lines (how long an rmmod took, and what the kernel did meanwhile).
-kmsg_mark() {
-	echo "kvod-selftests: $*" >/dev/kmsg 2>/dev/null || true
-}
-
 # time_limit SECONDS: a limit for a timed assertion, stretched by
 # $KVOD_TIMEOUT_SCALE on slow kernels (make test-debug sets it to 4).
 time_limit() {
