@@ -8,7 +8,8 @@
 #   make debug-kernel build the debug kernel once (tools/debug-kernel)
 #   make test-debug   the whole suite on the debug kernel (KASAN, lockdep,
 #                     kmemleak, UBSAN, fault injection), modules built
-#                     against it in build/debug
+#                     against it in build/debug; KVOD_SHARD=I/N for the
+#                     Ith of N shards of it (Documentation/testing.rst)
 #   make siw          soft-iWARP (siw.ko), which Debian's kernel lacks, built
 #                     out of tree from KSRC into build/siw
 #   make demo         build, boot a guest, register and list a sample movie

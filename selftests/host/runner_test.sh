@@ -53,7 +53,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 23
+ktap_plan 31
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -160,6 +160,28 @@ check_eq "NAME@siw runs NAME over siw, and is reported as NAME@siw" \
 	"$(grep -E '^ *ok ' <<<"$out" | sed 's/^ *//' | paste -sd'|')"
 check_eq "NAME@siw keeps NAME's timeout" "$(base_timeout "$T/slow.sh")" \
 	"$(base_timeout "$T/slow.sh@siw")"
+
+# --plan: what each guest would run, on the real suite, booting nothing.
+# The shards of KVOD_SHARD=I/N are the whole suite once: every program
+# in exactly one shard.
+plan() {
+	env -u KVOD_TESTS "$REPO/tools/run-tests" --plan "$@"
+}
+all=$(KVOD_GUESTS=1 plan | cut -d: -f2- | tr ' ' '\n' | sed '/^$/d' | sort)
+shards=$(for i in 1 2 3; do KVOD_SHARD=$i/3 KVOD_GUESTS=1 plan; done |
+	cut -d: -f2- | tr ' ' '\n' | sed '/^$/d' | sort)
+check_ok "three shards hold every program of the suite once ($(wc -l <<<"$all") programs)" \
+	test "$(wc -l <<<"$all")" -gt 40 -a "$all" = "$shards"
+check_eq "a shard is dealt to the guests: two lines" 2 \
+	"$(KVOD_SHARD=2/3 KVOD_GUESTS=2 plan | grep -c '^guest [12]: [^ ]')"
+check_eq "no guest without a program (one would run them all)" \
+	"guest 1: unload.sh" "$(KVOD_GUESTS=4 plan unload.sh)"
+for bad in 0/3 4/3 3 x/y 1/0; do
+	rc=0
+	out=$(KVOD_SHARD=$bad plan 2>&1) || rc=$?
+	check_eq "KVOD_SHARD=$bad is refused" \
+		"2|run-tests: KVOD_SHARD=$bad: want I/N, 1 <= I <= N" "$rc|$out"
+done
 
 rc=0
 out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?
