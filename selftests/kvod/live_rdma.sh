@@ -196,36 +196,57 @@ else
 fi
 notes=126
 rdma_iwarp && notes=0
-check_eq "$notes notes: one per chunk and one for the end, none dropped, all received; none to the polling reader" \
-	"$notes 0 $notes 0" \
-	"$(($(rdma_counter notes) - notes0)) $(($(rdma_counter notes_dropped) - dropped0)) $(summary delay notes) $(summary delayp notes)"
+sent=$(($(rdma_counter notes) - notes0))
+dropped=$(($(rdma_counter notes_dropped) - dropped0))
+if delay_unbounded; then
+	check_eq "$notes notes, one per chunk and one for the end, sent or dropped ($dropped, not bounded on a debug kernel); every one sent received; none to the polling reader" \
+		"$notes $sent 0" \
+		"$((sent + dropped)) $(summary delay notes) $(summary delayp notes)"
+else
+	check_eq "$notes notes: one per chunk and one for the end, none dropped, all received; none to the polling reader" \
+		"$notes 0 $notes 0" \
+		"$sent $dropped $(summary delay notes) $(summary delayp notes)"
+fi
 
 # --- Notes to many clients ------------------------------------------------
 # 24 connections that only take notes (so they never stall: over iWARP
 # too), to one channel fed 100 chunks at 25 chunks/s: each gets exactly
 # 101 notes (the chunks and the end). (With 40, siw in a guest here
 # failed the 37th client's ibv_create_cq() with EAGAIN.) The rate is
-# divided by the square of KVOD_TIMEOUT_SCALE: on the debug kernel the
-# server's own send completions lagged 32 notes behind, and 8 of 2424
-# were dropped at 25 chunks a second over RoCE (8 times slower) and 907
-# at 6.25 over iWARP (4 times slower, on a host running two more
-# guests).
+# divided by the square of KVOD_TIMEOUT_SCALE. On the debug kernel that
+# is not enough to bound the drops: there the server's own send
+# completions lagged 32 notes behind, and notes were dropped at any rate
+# tried while a second debug guest shared the host (over iWARP: 907 of
+# 2424 at 6.25 chunks a second, 408 and 250 at 1.56; none at 1.56 with
+# the guest alone), so a slow kernel checks what must hold at any load:
+# every note counted as sent or dropped, every one sent received, and
+# every client given the end.
 "$KVODCTL" live create fan --rdma --chunk "$CHUNK" --chunks 16 ||
 	ktap_bail_out "cannot create channel fan"
 notes0=$(rdma_counter notes)
 dropped0=$(rdma_counter notes_dropped)
-"$NOTE_SINK" -p "$RXE_PORT" "$RXE_ADDR" fan 24 "$(time_limit 120)" \
+"$NOTE_SINK" -p "$RXE_PORT" "$RXE_ADDR" fan 24 "$(time_limit 300)" \
 	>"$RDMA_TMP/fan.out" 2>&1 &
 wait_for "$(time_limit 120)" grep -q "^connected:" "$RDMA_TMP/fan.out"
 live_feed fan 1600 --rate $((400 / ${KVOD_TIMEOUT_SCALE:-1} / ${KVOD_TIMEOUT_SCALE:-1}))
 "$KVODCTL" del fan
 wait
 ktap_print_msg "$(cat "$RDMA_TMP/fan.out")"
-check_eq "24 clients with notes: each got one per chunk and one for the end" \
-	"connected: 24|notes: 2424 min=101 max=101 ended=24 early=0" \
-	"$(paste -sd'|' "$RDMA_TMP/fan.out")"
-check_eq "... the server sent 2424 notes and dropped none" "2424 0" \
-	"$(($(rdma_counter notes) - notes0)) $(($(rdma_counter notes_dropped) - dropped0))"
+sent=$(($(rdma_counter notes) - notes0))
+dropped=$(($(rdma_counter notes_dropped) - dropped0))
+if delay_unbounded; then
+	check_eq "24 clients with notes: each got the end, and every note sent (not bounded on a debug kernel: $dropped dropped)" \
+		"connected: 24|notes: $sent ended=24 early=0" \
+		"$(sed 's/ min=[0-9]* max=[0-9]*//' "$RDMA_TMP/fan.out" | paste -sd'|')"
+	check_eq "... the server sent or dropped 2424 notes" 2424 \
+		"$((sent + dropped))"
+else
+	check_eq "24 clients with notes: each got one per chunk and one for the end" \
+		"connected: 24|notes: 2424 min=101 max=101 ended=24 early=0" \
+		"$(paste -sd'|' "$RDMA_TMP/fan.out")"
+	check_eq "... the server sent 2424 notes and dropped none" "2424 0" \
+		"$sent $dropped"
+fi
 
 # --- Clients killed at once -----------------------------------------------
 # The feeds below run until DEL: 160 s at 100 packets a second, scaled as

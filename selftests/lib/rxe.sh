@@ -76,8 +76,13 @@ rdma_driver_load() {
 	case $RDMA_LINK_TYPE in
 	rxe) modprobe -q rdma_rxe 2>/dev/null ;;
 	siw)
+		# Built for this kernel only: the debug kernel has siw built
+		# in, and its log would get the refused insmod's complaint.
+		local ko=$KVOD_REPO/build/siw/siw.ko
+
 		grep -q '^siw ' /proc/modules ||
-			insmod "$KVOD_REPO/build/siw/siw.ko" 2>/dev/null
+			[ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" != "$(uname -r)" ] ||
+			insmod "$ko" 2>/dev/null
 		;;
 	esac
 	return 0
