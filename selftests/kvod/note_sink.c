@@ -170,8 +170,8 @@ static int sink_poll(struct sink *s)
  * then wait on their completion channels, at most 100 ms so the caller
  * sees its deadline. Polling every CQ every millisecond instead kept
  * note_sink busy 35 to 40% of a vCPU in a debug kernel's guest (ps),
- * which the notes' own work on the server needs. 1 if a sink got something, 0 if not, -1 on an error
- * (said on stderr).
+ * which the notes' own work on the server needs. 1 if a sink got
+ * something, 0 if not, -1 on an error (said on stderr).
  */
 static int sinks_wait(struct sink *s, int n, struct pollfd *pfd)
 {
