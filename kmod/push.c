@@ -250,14 +250,23 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 		      PUSH_RTP_HDR + len);
 	ret = sock_sendmsg(p->sock, &msg);
 	page_frag_free(hdr);	/* an skb that took it holds its own */
-	if (ret == -EAGAIN || ret == -ENOBUFS)
+	if (ret == -EAGAIN)
 		return ret;	/* socket buffer full: retry this packet later */
-	if (ret < 0)
-		atomic64_inc(&p->errors);
-	else
-		atomic64_inc(&p->packets);
+	/*
+	 * The qdisc dropped it (IP_RECVERR): retry while that may be for
+	 * want of room, but not once it is a window late, as a drop for
+	 * lateness or for the wrong clock (tsock's late drop, sch_etf)
+	 * comes again on every retry and would hold the push for ever.
+	 */
+	if (ret == -ENOBUFS && ktime_before(now, ktime_add_ns(due, p->window)))
+		return ret;
 	if (ktime_before(due, now))
 		atomic64_inc(&p->late);
+	if (ret < 0) {
+		atomic64_inc(&p->errors);
+		return 0;	/* skipped */
+	}
+	atomic64_inc(&p->packets);
 	atomic64_add(len, &p->bytes);
 	atomic64_add(len, &p->movie->bytes_served);
 	return 0;
@@ -599,12 +608,12 @@ int kvod_push_start(struct kvod_push_start *req)
 		kvod_live_watch(p->movie->live, &p->live.wait);
 		p->live.watching = true;
 	}
-	queue_delayed_work(kvod_push_wq, &p->work, 0);
-	req->id = p->id;
-	mutex_unlock(&kvod_push_lock);
-
+	/* Once the work is queued the push may end and be freed: log first. */
 	pr_debug("push %u: %s at %llu bit/s, every %llu ns\n", p->id,
 		 p->movie->name, p->rate, p->interval);
+	req->id = p->id;
+	queue_delayed_work(kvod_push_wq, &p->work, 0);
+	mutex_unlock(&kvod_push_lock);
 	return 0;
 
 err_sock:

@@ -137,9 +137,12 @@ static enum tsock_when skb_when(const struct tsock_sched_data *q,
 		return TSOCK_UNTIMED;
 	if (skb->tstamp_type == q->tstamp_type)
 		return TSOCK_TIMED;
-	if (skb->tstamp_type != SKB_CLOCK_REALTIME)
-		return TSOCK_BAD_CLOCK;
-	/* A realtime stamp is a receive time, unless SO_TXTIME put it there. */
+	/*
+	 * Another clock's time is a departure time asked for only if
+	 * SO_TXTIME put it there. Otherwise it is a receive time (a
+	 * realtime stamp) or TCP's monotonic departure hint, which a
+	 * CLOCK_TAI qdisc cannot read: such a packet has no time here.
+	 */
 	if (sk && sk_fullsock(sk) && sock_flag(sk, SOCK_TXTIME))
 		return TSOCK_BAD_CLOCK;
 	return TSOCK_UNTIMED;
@@ -441,6 +444,14 @@ static struct sk_buff *tsock_dequeue(struct Qdisc *sch)
 	if (skb) {
 		qdisc_qstats_backlog_dec(sch, skb);
 		sch->q.qlen--;
+		/*
+		 * A launch-time queue takes every packet's time as its launch
+		 * time: an untimed one (or one with TCP's monotonic hint in a
+		 * CLOCK_TAI tsock) leaves now.
+		 */
+		if (q->offloaded)
+			skb_set_delivery_time(skb, q->get_time(),
+					      q->tstamp_type);
 		goto out;
 	}
 
@@ -652,6 +663,16 @@ static void tsock_enable_offload(struct Qdisc *sch,
 	const struct net_device_ops *ops = dev->netdev_ops;
 	struct tc_etf_qopt_offload etf = { .queue = q->queue, .enable = 1 };
 
+	/*
+	 * The root qdisc of a multi-queue device feeds every tx queue, but
+	 * would enable launch time on the first only: packets on the others
+	 * would leave @lead early. Offload wants a tsock per queue (mq).
+	 */
+	if (sch->parent == TC_H_ROOT && dev->real_num_tx_queues > 1) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "launch-time offload needs a tsock per tx queue (under mq), using the timer");
+		return;
+	}
 	if (!ops->ndo_setup_tc || ops->ndo_setup_tc(dev, TC_SETUP_QDISC_ETF, &etf) < 0) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "device has no launch-time offload, using the timer");

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 27
+ktap_plan 31
 
 TMP=$(mktemp -d)
 cleanup() {
@@ -135,6 +135,25 @@ check_cmp "a looping push starts over" \
 check_ok "stop it" "$KVODCTL" stop "$id"
 check_eq "gone from the list" 0 "$(pushes)"
 check_says "stop twice" "no such push" "$KVODCTL" stop "$id"
+
+# --- a qdisc that drops every packet for good: the push goes on ---
+# TAI times into this CLOCK_MONOTONIC tsock are all dropped (drop_clock),
+# and come back as ENOBUFS. The push retries a packet only until it is a
+# window late, then counts it an error and moves on: it keeps its
+# schedule instead of retrying one packet for ever.
+clk0=$(qstat drop_clock)
+id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --tai --rate $((RATE * 8)))
+sleep 3
+push_json=$("$KVODCTL" list --json | jq -c '.pushes[0]')
+"$KVODCTL" stop "$id"
+ktap_print_msg "push into the wrong clock: $push_json"
+check_cmp "a push whose packets are all dropped still starts over" \
+	"$(jq -r .loops <<<"$push_json")" ">=" 2
+check_eq "... sends none" 0 "$(jq -r .packets <<<"$push_json")"
+check_cmp "... counts them as errors" "$(jq -r .errors <<<"$push_json")" \
+	">=" "$((NPKT * 2))"
+check_cmp "... which tsock dropped for their clock" \
+	"$(($(qstat drop_clock) - clk0))" ">=" "$((NPKT * 2))"
 
 # --- a movie deleted while looping: the pass ends, then the push ---
 tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop >/dev/null

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 33
+ktap_plan 35
 
 trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
@@ -95,6 +95,45 @@ fresh clockid CLOCK_TAI
 stream "-n 10 -t 6000" -m batch -r 100 -n 10 -c tai -D 100
 check_eq "CLOCK_TAI tsock: all received" 10 "$(val received)"
 check_cmp "CLOCK_TAI tsock: none early" "$(val min_err_us)" ">" -2000
+
+# TCP stamps every segment with a CLOCK_MONOTONIC departure hint (EDT),
+# which a CLOCK_TAI tsock cannot read: it must pass such traffic as
+# untimed, not drop it for its clock (SO_TXTIME was not set).
+TCP_OUT=$(mktemp)
+rx timeout "$(time_limit 60)" /usr/bin/python3 -S -c '
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5050))
+s.listen(1)
+c, _ = s.accept()
+n = 0
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    n += len(b)
+print(n)
+' "$ADDR_RX" >"$TCP_OUT" &
+tcp_rx=$!
+# The sender tries again while the receiver (a slow start here) binds.
+tx timeout "$(time_limit 60)" /usr/bin/python3 -S -c '
+import socket, sys, time
+while True:
+    try:
+        c = socket.create_connection((sys.argv[1], 5050), timeout=30)
+        break
+    except ConnectionRefusedError:
+        time.sleep(0.2)
+c.sendall(bytes(1 << 20))
+c.close()
+' "$ADDR_RX" || ktap_print_msg "TCP sender failed"
+wait "$tcp_rx"
+check_eq "CLOCK_TAI tsock: TCP passes (1 MiB received)" $((1 << 20)) \
+	"$(cat "$TCP_OUT")"
+check_eq "CLOCK_TAI tsock: TCP's monotonic hints not dropped" 0 \
+	"$(qstat drop_clock)"
+rm -f "$TCP_OUT"
 
 # Per-flow limit: 5 packets per flow.
 fresh flow_limit 5

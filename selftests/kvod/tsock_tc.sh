@@ -11,7 +11,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 44
+ktap_plan 46
 
 trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
@@ -121,6 +121,21 @@ check_eq "offload falls back with a warning" \
 	"$out"
 check_eq "offload requested, not in effect" "true false 300000" \
 	"$(qopt offload offloaded lead_ns)"
+# A multi-queue device's root would feed every tx queue but enable launch
+# time on the first only: tsock does not try, and says what to do.
+tx ip link add mq0 numtxqueues 4 numrxqueues 4 type veth peer name mq1 ||
+	ktap_print_msg "cannot make a 4-queue veth"
+out=$(tx tc qdisc add dev mq0 root tsock offload 2>&1)
+check_eq "offload on a multi-queue root: refused, with the remedy" \
+	"Warning: sch_tsock: launch-time offload needs a tsock per tx queue (under mq), using the timer." \
+	"$out"
+tx tc qdisc del dev mq0 root
+tx tc qdisc add dev mq0 root handle 1: mq
+out=$(tx tc qdisc add dev mq0 parent 1:2 tsock offload 2>&1)
+check_eq "offload under mq: tried on the queue (veth has none)" \
+	"Warning: sch_tsock: device has no launch-time offload, using the timer." \
+	"$out"
+tx ip link del mq0
 
 # --- unload while attached, delete ---
 check_fail "unload refused while attached" rmmod sch_tsock

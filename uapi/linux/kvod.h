@@ -398,7 +398,9 @@ struct kvod_push_ref {
  * @bytes: movie bytes in them
  * @loops: times the movie started over
  * @late: packets that were already due when handed over (kvod fell behind)
- * @errors: packets the socket refused (they are skipped, not retried)
+ * @errors: packets skipped: the socket refused them, or the qdisc still
+ *	dropped them once they were a window late (its drops are retried
+ *	until then)
  * @reserved: 0
  *
  * KVOD_IOC_PUSH_LIST takes a struct kvod_movie_list, with the same rules,
