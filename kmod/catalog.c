@@ -100,6 +100,7 @@ int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
 {
 	struct inode *inode = file_inode(file);
 	struct kvod_movie *movie;
+	unsigned int nr_chunks;
 	loff_t size;
 	int ret;
 
@@ -118,11 +119,12 @@ int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
 	movie = kvod_movie_load(name, file, size, bitrate, resident_cap());
 	if (IS_ERR(movie))
 		return PTR_ERR(movie);
+	/* Once in the catalog a DEL may free it: nothing of it is read after. */
+	nr_chunks = movie->nr_chunks;
 	ret = catalog_insert(movie);
 	if (ret)
 		return ret;
-	pr_info("movie %s: %llu bytes in %u chunks\n", movie->name,
-		movie->length, movie->nr_chunks);
+	pr_info("movie %s: %lld bytes in %u chunks\n", name, size, nr_chunks);
 	return 0;
 }
 
@@ -147,7 +149,7 @@ int kvod_catalog_live_create(const struct kvod_live_create *req)
 	ret = catalog_insert(movie);
 	if (ret)
 		return ret;
-	pr_info("live channel %s: %u chunks of %u bytes\n", movie->name,
+	pr_info("live channel %s: %u chunks of %u bytes\n", req->name,
 		req->nr_chunks, req->chunk_size);
 	return 0;
 }
