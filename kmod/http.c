@@ -318,7 +318,10 @@ static void conn_answer_close(struct http_conn *conn, u16 status)
 	conn_set_phase(conn, HTTP_PH_LINGER);
 }
 
-/* Start answering the request at the head of conn->rx. */
+/*
+ * Start answering the request at the head of conn->rx. An error the
+ * parser found that closes gets a moment only, as conn_answer_close()'s.
+ */
 static void conn_respond(struct http_conn *conn, int len,
 			 const struct http_request *req)
 {
@@ -326,7 +329,8 @@ static void conn_respond(struct http_conn *conn, int len,
 	memmove(conn->rx, conn->rx + len, conn->rx_len);
 	kvod_http_respond(conn, req);
 	conn->state = HTTP_SEND;
-	conn_set_phase(conn, HTTP_PH_SEND);
+	conn_set_phase(conn, req->status && req->close ? HTTP_PH_LINGER :
+							  HTTP_PH_SEND);
 }
 
 static int step_read(struct http_conn *conn)

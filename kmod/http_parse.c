@@ -216,6 +216,7 @@ struct http_fields {
 	bool conn_keep_alive;
 	bool body;
 	bool content_length;
+	bool if_range;
 	const char *range;
 	size_t range_len;
 };
@@ -272,6 +273,8 @@ static u16 parse_field(const char *p, size_t n, struct http_fields *f)
 		f->ranges++;
 		f->range = v;
 		f->range_len = vn;
+	} else if (token_eq(p, m, "If-Range")) {
+		f->if_range = true;
 	} else if (token_eq(p, m, "Content-Length")) {
 		if (f->content_length || !vn || parse_u64(v, vn, &cl) != vn)
 			return 400;
@@ -318,7 +321,12 @@ static u16 parse_head(const char *p, size_t n, struct http_request *req,
 		return 400;
 	if (parse_target(target, target_len, req))
 		return 400;
-	if (req->method == HTTP_GET && f->ranges == 1)
+	/*
+	 * We send no validator (ETag, Last-Modified), so an If-Range
+	 * condition never holds: serve the whole representation (RFC 9110,
+	 * 13.1.5), lest a resumed download join two different files.
+	 */
+	if (req->method == HTTP_GET && f->ranges == 1 && !f->if_range)
 		parse_range(f->range, f->range_len, req);
 	return 0;
 }
