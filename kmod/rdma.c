@@ -25,8 +25,10 @@
  *
  * Device removal: kvod's ib_client was registered after rdma_cm's, so its
  * remove() runs first. It stops admitting on the device, closes the
- * device's connections and waits for them, and destroys a listening id
- * bound to the device, before rdma_cm tears down its own state for it.
+ * device's connections and waits until every one of them has freed its
+ * QP, MRs, CQ and PD, and destroys a listening id bound to the device,
+ * before rdma_cm tears down its own state for it. Waiting for the
+ * cm_ids alone would not do: a release destroys its id before the QP.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,10 +58,16 @@ struct workqueue_struct *kvod_rdma_wq;		/* releases, rebinds */
 static struct workqueue_struct *kvod_rdma_setup_wq;
 #define KVOD_RDMA_SETUPS	4
 
-/* Every RDMA listener, for device add/remove; under kvod_rdma_lock. */
+/*
+ * Every RDMA listener, for device add/remove; under kvod_rdma_lock. A
+ * stopping listener stays here until its connections are released, so
+ * that remove() finds and waits for them.
+ */
 static LIST_HEAD(kvod_rdma_listeners);
 static DEFINE_MUTEX(kvod_rdma_lock);
 static atomic_t kvod_rdma_devices = ATOMIC_INIT(0);
+/* Woken by every connection's release, once it is off its list. */
+static DECLARE_WAIT_QUEUE_HEAD(kvod_rdma_released_wq);
 
 static struct ib_client kvod_rdma_client;	/* defined at the bottom */
 
@@ -227,6 +235,7 @@ void kvod_rdma_conn_unlink(struct kvod_rdma_conn *conn)
 	hlist_del_init(&conn->peer.node);
 	last = !--rl->nr_conns && rl->stopping;
 	spin_unlock_bh(&rl->lock);
+	wake_up_all(&kvod_rdma_released_wq);
 	if (last)
 		complete(&rl->drained);
 }
@@ -359,6 +368,20 @@ static int listener_bind(struct kvod_rdma_listener *rl)
 	listener_set_devices(rl, addr_is_any(&l->addr) ?
 			     atomic_read(&kvod_rdma_devices) : 1);
 	WRITE_ONCE(rl->id, id);
+	/*
+	 * Bound to a device whose remove() had already passed us by? Then
+	 * its DEVICE_REMOVAL may have come before the id was published and
+	 * been left to us (listener_device_removal()). Whichever of that
+	 * handler and this takes the id back owns its destruction.
+	 */
+	smp_mb();	/* publish rl->id before reading the client data */
+	if (id->device && !device_serving(id->device)) {
+		if (cmpxchg(&rl->id, id, NULL) != id)
+			return -ENODEV;	/* the handler has it */
+		listener_set_devices(rl, 0);
+		ret = -ENODEV;
+		goto err;
+	}
 	return 0;
 err:
 	rdma_destroy_id(id);
@@ -455,22 +478,19 @@ static void close_conns(struct kvod_rdma_listener *rl, struct ib_device *dev)
 }
 
 /*
- * Teardown order: off the device list, no more binding, the listening id
- * destroyed (no new connect request), every connection closed; then wait
- * for the last release to complete rl->drained. Whether there is one to
- * wait for is decided where stopping is set: from then on nothing is
- * admitted, so the count only falls, and the release that takes it to
- * zero is the one that completes.
+ * Teardown order: no more binding, the listening id destroyed (no new
+ * connect request), every connection closed; then wait for the last
+ * release to complete rl->drained, and only then off the device list
+ * (remove() must see connections still being released). Whether there
+ * is a release to wait for is decided where stopping is set: from then
+ * on nothing is admitted, so the count only falls, and the release that
+ * takes it to zero is the one that completes.
  */
 static void kvod_rdma_stop(struct kvod_listener *l)
 {
 	struct kvod_rdma_listener *rl = l->priv;
 	struct rdma_cm_id *id;
 	bool busy;
-
-	mutex_lock(&kvod_rdma_lock);
-	list_del(&rl->node);
-	mutex_unlock(&kvod_rdma_lock);
 
 	mutex_lock(&rl->id_lock);
 	spin_lock_bh(&rl->lock);
@@ -486,6 +506,12 @@ static void kvod_rdma_stop(struct kvod_listener *l)
 	close_conns(rl, NULL);
 	if (busy)
 		wait_for_completion(&rl->drained);
+
+	/* Off the device list once drained; add() may have queued a retry. */
+	mutex_lock(&kvod_rdma_lock);
+	list_del(&rl->node);
+	mutex_unlock(&kvod_rdma_lock);
+	cancel_work_sync(&rl->retry_work);
 	kfree(rl);
 }
 
@@ -507,13 +533,42 @@ static int kvod_rdma_add_one(struct ib_device *dev)
 	return 0;
 }
 
+/* Whether any connection on @dev is not released yet. */
+static bool dev_has_conns(struct ib_device *dev)
+{
+	struct kvod_rdma_listener *rl;
+	struct kvod_rdma_conn *conn;
+	bool found = false;
+
+	mutex_lock(&kvod_rdma_lock);
+	list_for_each_entry(rl, &kvod_rdma_listeners, node) {
+		spin_lock_bh(&rl->lock);
+		list_for_each_entry(conn, &rl->conns, node) {
+			if (conn->dev == dev) {
+				found = true;
+				break;
+			}
+		}
+		spin_unlock_bh(&rl->lock);
+		if (found)
+			break;
+	}
+	mutex_unlock(&kvod_rdma_lock);
+	return found;
+}
+
 /*
- * Stop admitting on @dev, close its connections and wait for them, and
- * unbind listeners bound to it, before rdma_cm lets it go. The handler
- * takes no lock held here, so waiting for releases cannot deadlock.
+ * Stop admitting on @dev, close its connections and wait until they are
+ * released, and unbind listeners bound to it, before rdma_cm lets it go.
+ * A connection admitted on @dev is on its listener's list, and the
+ * listener on kvod_rdma_listeners, until its release has freed all it
+ * had of @dev; one whose admission raced with us took rl->lock after
+ * close_conns() did, and found @dev no longer served. The handler takes
+ * no lock held here, so waiting for releases cannot deadlock.
  */
 static void kvod_rdma_remove_one(struct ib_device *dev, void *client_data)
 {
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct kvod_rdma_listener *rl;
 	int n = atomic_dec_return(&kvod_rdma_devices);
 
@@ -527,6 +582,11 @@ static void kvod_rdma_remove_one(struct ib_device *dev, void *client_data)
 			listener_unbind_dev(rl, dev);
 	}
 	mutex_unlock(&kvod_rdma_lock);
+	/* dev_has_conns() sleeps (a mutex): hence wait_woken(). */
+	add_wait_queue(&kvod_rdma_released_wq, &wait);
+	while (dev_has_conns(dev))
+		wait_woken(&wait, TASK_UNINTERRUPTIBLE, MAX_SCHEDULE_TIMEOUT);
+	remove_wait_queue(&kvod_rdma_released_wq, &wait);
 	flush_workqueue(kvod_rdma_wq);
 }
 

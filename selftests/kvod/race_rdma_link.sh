@@ -5,9 +5,12 @@
 # while clients connect and read, for $KVOD_STRESS_SECONDS (see race_lib.bash),
 # through a listener on the device's address (which waits for the device
 # and binds it again) and a wildcard listener (which rdma_cm moves to the
-# new device). Every download that claims success is byte-exact, none
-# hangs, every rdma link del returns; afterwards both listeners serve
-# again, nothing is left, and rmmod during link changes unloads cleanly.
+# new device), and through a third (wildcard) listener that is removed
+# and added again all along, so that a listener's teardown meets the
+# device's. Every download that claims success is byte-exact, none
+# hangs, every rdma link del returns, every LISTEN and UNLISTEN succeeds;
+# afterwards the listeners serve again, nothing is left, and rmmod during
+# link changes unloads cleanly.
 #
 # timeout: 900
 # transports: rxe siw
@@ -19,14 +22,18 @@ rdma_require_transport
 
 ANY_PORT=$((RXE_PORT + 1))
 ANY_URL=rdma://$RXE_ADDR:$ANY_PORT
+CYC_PORT=$((RXE_PORT + 2))
+CYC_URL=rdma://$RXE_ADDR:$CYC_PORT
 trap 'race_cleanup; rdma_test_stop' EXIT
 
 ktap_header
-ktap_plan 9
+ktap_plan 11
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start
 "$KVODCTL" listen rdma "0.0.0.0:$ANY_PORT" ||
 	ktap_bail_out "cannot listen on the wildcard address"
+"$KVODCTL" listen rdma "0.0.0.0:$CYC_PORT" ||
+	ktap_bail_out "cannot listen on the third port"
 movie_add film $((3 << 20 | 999)) || ktap_bail_out "cannot add film"
 
 clients() {
@@ -34,6 +41,18 @@ clients() {
 	race_loop rdma2 race_rdma "$RDMA_URL/film" "$RDMA_TMP/film"
 	race_loop rdma3 race_rdma "$ANY_URL/film" "$RDMA_TMP/film"
 	race_loop rdma4 race_rdma "$ANY_URL/film" "$RDMA_TMP/film"
+	race_loop rdma5 race_rdma "$CYC_URL/film" "$RDMA_TMP/film"
+}
+
+# cycle_listener: the third listener removed (its connections closed and
+# released) and added again; a line for each that fails.
+cycle_listener() {
+	"$KVODCTL" unlisten rdma "0.0.0.0:$CYC_PORT" >/dev/null ||
+		echo "unlisten failed"
+	sleep "0.$((RANDOM % 3))"
+	"$KVODCTL" listen rdma "0.0.0.0:$CYC_PORT" >/dev/null ||
+		echo "listen failed"
+	sleep "0.$((RANDOM % 5))"
 }
 
 # relink: one rdma link del and add; fails if either fails or hangs.
@@ -83,10 +102,14 @@ relink() {
 }
 
 clients
+race_loop listener cycle_listener
 race_cycles relink "rdma link del and add"
-for i in 1 2 3 4; do
+for i in 1 2 3 4 5; do
 	race_check "rdma$i" "client loop $i: byte-exact or refused, never hung"
 done
+ktap_print_msg "listener cycles: $(grep -c . "$RACE_TMP/listener.out") failed"
+check_eq "every UNLISTEN and LISTEN of the third listener succeeded" "" \
+	"$(sort "$RACE_TMP/listener.out" | uniq -c | paste -sd' ')"
 # shellcheck disable=SC2317 # wait_for runs it
 bound() {
 	[ "$(rdma_counter devices)" = 1 ]
