@@ -114,6 +114,25 @@ static int seg_fill_sg(struct kvod_rdma_seg *seg, const struct kvod_movie *movie
 }
 
 /*
+ * A live channel's mirror is mapped once per connection and then written
+ * by the CPU for every chunk, with no sync: that is sound only where the
+ * device reads the pages themselves (coherent DMA, no bounce buffer, or
+ * rxe and siw, which read them by their kernel address).
+ */
+static bool seg_needs_sync(struct ib_device *dev, struct kvod_rdma_seg *seg)
+{
+	struct scatterlist *sg;
+	int i;
+
+	if (ib_uses_virt_dma(dev))
+		return false;
+	for_each_sg(seg->sgt.sgl, sg, seg->mapped, i)
+		if (dma_need_sync(dev->dma_device, sg_dma_address(sg)))
+			return true;
+	return false;
+}
+
+/*
  * DMA-map a filled scatterlist and register it in a fresh MR of the
  * connection's PD with @psize pages, at iova @iova. The first byte is at
  * the start of an MR page, so @iova must be a multiple of @psize: the
@@ -136,6 +155,8 @@ static int seg_register(struct kvod_rdma_conn *conn, struct kvod_rdma_seg *seg,
 		return -ENOMEM;
 	if (sg_dma_address(seg->sgt.sgl) & (psize - 1))
 		return -EINVAL;	/* an IOMMU moved the chunk off its alignment */
+	if (conn->movie->live && seg_needs_sync(dev, seg))
+		return -EOPNOTSUPP;
 
 	seg->mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, pages);
 	if (IS_ERR(seg->mr)) {
