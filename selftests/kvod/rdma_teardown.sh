@@ -21,10 +21,13 @@ movie_add film $((64 << 20)) || ktap_bail_out "cannot add a movie"
 want=$(sha256sum <"$RDMA_TMP/film")
 
 # readers N: N slow player-mode readers in the background, pids in $pids.
-# At 8 Mbit/s the movie lasts about 67 s, divided by KVOD_TIMEOUT_SCALE
-# so that it still outlasts the steps before the teardown on a slow
-# kernel: a reader that reached the end could not see its connection go.
-# (A teardown ends the readers, so the length costs nothing otherwise.)
+# A reader that reached the end could not see its connection go, and the
+# steps before a teardown took a quarter of an hour once on the debug
+# kernel: so each seeks to a random offset every 20 s and plays on (at
+# the end of the movie it waits for its next seek) for up to 30 minutes.
+# A teardown ends them, so the length costs nothing otherwise. At 8 Mbit/s
+# (divided by KVOD_TIMEOUT_SCALE, to load a slow kernel less) the movie
+# lasts about 67 s.
 READER_RATE=$((8000000 / ${KVOD_TIMEOUT_SCALE:-1}))
 readers() {
 	local _
@@ -32,20 +35,26 @@ readers() {
 	pids=()
 	for _ in $(seq "$1"); do
 		"$KVOD_FETCH" -q --rate "$READER_RATE" --cache 200 -o /dev/null \
-			--timeout 20000 "$RDMA_URL/film" 2>>"$RDMA_TMP/readers.err" &
+			--seek-every 20 --duration 1800 --timeout 20000 \
+			"$RDMA_URL/film" 2>>"$RDMA_TMP/readers.err" &
 		pids+=($!)
 	done
 	wait_test "$(time_limit 10)" -ge "$1" rdma_counter active
 }
 
 # readers_gone: wait for every reader (in this shell, not a $(...)
-# subshell, which cannot wait for them); $failed counts those that exited
-# non-zero, $gone_s how long the slowest took.
+# subshell, which cannot wait for them), killing any still there after
+# 60 s; $failed counts those that exited non-zero, $gone_s how long the
+# slowest took.
 readers_gone() {
-	local p t0=$SECONDS
+	local p t0=$SECONDS deadline=$((SECONDS + $(time_limit 60)))
 
 	failed=0
 	for p in "${pids[@]}"; do
+		while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+			sleep 0.2
+		done
+		kill "$p" 2>/dev/null
 		wait "$p" || failed=$((failed + 1))
 	done
 	gone_s=$((SECONDS - t0))
