@@ -91,12 +91,19 @@ stream() {
 	local rxargs=$1 out
 
 	shift
+	# On a slow kernel (KVOD_TIMEOUT_SCALE) txsend takes seconds just to
+	# start: stretch the receiver's idle (-t) and total (-T) limits.
+	rxargs=$(awk -v s="${KVOD_TIMEOUT_SCALE:-1}" '{
+		for (i = 2; i <= NF; i++)
+			if ($(i - 1) == "-t" || $(i - 1) == "-T")
+				$i *= s
+		print }' <<<"$rxargs")
 	out=$(mktemp)
 	# shellcheck disable=SC2086 # word splitting of RXARGS is intended
 	rx "$TXRECV" -p "$PORT" $rxargs >"$out" &
 	local pid=$!
 	# No packet may beat the bind: wait for txrecv to say it listens.
-	wait_for 30 grep -q listening "$out" ||
+	wait_for "$(time_limit 30)" grep -q listening "$out" ||
 		ktap_print_msg "txrecv did not start"
 	TX_OUT=$(tx "$TXSEND" -d "$ADDR_RX:$PORT" "$@" 2>&1)
 	wait "$pid"
