@@ -464,17 +464,24 @@ static int kvod_rdma_start(struct kvod_listener *l)
 	return 0;
 }
 
-/* Close the connections on @dev, or all of them if @dev is NULL. */
-static void close_conns(struct kvod_rdma_listener *rl, struct ib_device *dev)
+/*
+ * Close the connections on @dev, or all of them if @dev is NULL (closing
+ * is idempotent); whether there was any, released or not.
+ */
+static bool close_conns(struct kvod_rdma_listener *rl, struct ib_device *dev)
 {
 	struct kvod_rdma_conn *conn;
+	bool found = false;
 
 	spin_lock_bh(&rl->lock);
 	list_for_each_entry(conn, &rl->conns, node) {
-		if (!dev || conn->dev == dev)
+		if (!dev || conn->dev == dev) {
 			kvod_rdma_conn_close(conn);
+			found = true;
+		}
 	}
 	spin_unlock_bh(&rl->lock);
+	return found;
 }
 
 /*
@@ -533,26 +540,15 @@ static int kvod_rdma_add_one(struct ib_device *dev)
 	return 0;
 }
 
-/* Whether any connection on @dev is not released yet. */
+/* Whether any connection on @dev is not released yet (closing it). */
 static bool dev_has_conns(struct ib_device *dev)
 {
 	struct kvod_rdma_listener *rl;
-	struct kvod_rdma_conn *conn;
 	bool found = false;
 
 	mutex_lock(&kvod_rdma_lock);
-	list_for_each_entry(rl, &kvod_rdma_listeners, node) {
-		spin_lock_bh(&rl->lock);
-		list_for_each_entry(conn, &rl->conns, node) {
-			if (conn->dev == dev) {
-				found = true;
-				break;
-			}
-		}
-		spin_unlock_bh(&rl->lock);
-		if (found)
-			break;
-	}
+	list_for_each_entry(rl, &kvod_rdma_listeners, node)
+		found |= close_conns(rl, dev);
 	mutex_unlock(&kvod_rdma_lock);
 	return found;
 }
