@@ -19,6 +19,8 @@
  */
 #define _GNU_SOURCE
 #include "kvod-fetch.h"
+#include "lib/http_host.h"
+#include "lib/seconds.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -36,7 +38,8 @@
 
 /**
  * fetch_http_url() - split http://HOST[:PORT]/NAME into f->host, f->port
- * and f->name; PORT defaults to 80. Returns 0 or -1.
+ * and f->name, PORT defaulting to 80, and write the request's Host
+ * header from them. Returns 0 or -1.
  */
 int fetch_http_url(struct fetch *f)
 {
@@ -55,31 +58,88 @@ int fetch_http_url(struct fetch *f)
 	if (!colon || (bracket && colon < bracket))
 		snprintf(f->port, sizeof(f->port), "80");
 	snprintf(f->name, sizeof(f->name), "%s", slash + 1);
-	return 0;
+	return kvod_http_host(f->h.host_hdr, sizeof(f->h.host_hdr), f->host,
+			      f->port) < 0 ? -1 : 0;
 }
 
-/* Wait up to the timeout for @events on the socket; -1 with a message. */
-static int wait_sock(struct fetch *f, short events, const char *what)
+/*
+ * Wait up to the timeout for @events on the socket: 1 ready, 0 timed
+ * out, -1 failed or stopped by a signal (fetch_stop), with errno.
+ */
+static int poll_sock(struct fetch *f, short events)
 {
 	struct pollfd pfd = { .fd = f->h.sock, .events = events };
 	int n;
 
 	do {
+		if (fetch_stop) {
+			errno = EINTR;
+			return -1;
+		}
 		n = poll(&pfd, 1, f->o->timeout_ms);
-	} while (n < 0 && errno == EINTR && !fetch_stop);
+	} while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* As poll_sock(), 0 or -1 with a message; none for a signal (main()'s). */
+static int wait_sock(struct fetch *f, short events, const char *what)
+{
+	int n = poll_sock(f, events);
+
 	if (n > 0)
 		return 0;
-	fprintf(stderr, "kvod-fetch: %s:%s: %s\n", f->host, f->port,
-		n ? strerror(errno) : what);
+	if (!fetch_stop)
+		fprintf(stderr, "kvod-fetch: %s:%s: %s\n", f->host, f->port,
+			n ? strerror(errno) : what);
 	return -1;
 }
 
+/*
+ * Connect f->h.sock to @a within the timeout; 0, or -1 with errno and no
+ * socket.
+ */
+static int dial_one(struct fetch *f, const struct addrinfo *a)
+{
+	int n, soerr = 0;
+	socklen_t len = sizeof(soerr);
+
+	f->h.sock = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC |
+			   SOCK_NONBLOCK, a->ai_protocol);
+	if (f->h.sock < 0)
+		return -1;
+	if (connect(f->h.sock, a->ai_addr, a->ai_addrlen) &&
+	    errno != EINPROGRESS)
+		goto err_close;
+	n = poll_sock(f, POLLOUT);
+	if (n <= 0) {
+		if (!n)
+			errno = ETIMEDOUT;
+		goto err_close;
+	}
+	if (getsockopt(f->h.sock, SOL_SOCKET, SO_ERROR, &soerr, &len))
+		goto err_close;
+	if (!soerr)
+		return 0;
+	errno = soerr;
+err_close:
+	soerr = errno;		/* close() may change it */
+	close(f->h.sock);
+	f->h.sock = -1;
+	errno = soerr;
+	return -1;
+}
+
+/*
+ * Try HOST's addresses in getaddrinfo()'s order, each with the whole
+ * timeout, until one connects: a name's first address may be one that
+ * never answers (an IPv6 one, filtered) where the next one works. The
+ * error is the last address's.
+ */
 static int dial(struct fetch *f)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai, *a;
-	int err, soerr = 0;
-	socklen_t len = sizeof(soerr);
+	int err;
 
 	err = getaddrinfo(f->host, f->port, &hints, &ai);
 	if (err) {
@@ -87,32 +147,18 @@ static int dial(struct fetch *f)
 			gai_strerror(err));
 		return -1;
 	}
-	for (a = ai; a; a = a->ai_next) {
-		f->h.sock = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC |
-				   SOCK_NONBLOCK, a->ai_protocol);
-		if (f->h.sock < 0)
-			continue;
-		if (!connect(f->h.sock, a->ai_addr, a->ai_addrlen) ||
-		    errno == EINPROGRESS)
+	for (a = ai; a && !fetch_stop; a = a->ai_next) {
+		if (!dial_one(f, a))
 			break;
-		close(f->h.sock);
-		f->h.sock = -1;
+		err = errno;
 	}
 	freeaddrinfo(ai);
-	if (f->h.sock < 0) {
+	if (f->h.sock >= 0)
+		return 0;
+	if (!fetch_stop)
 		fprintf(stderr, "kvod-fetch: %s:%s: %s\n", f->host, f->port,
-			strerror(errno));
-		return -1;
-	}
-	if (wait_sock(f, POLLOUT, "connect timed out"))
-		return -1;
-	getsockopt(f->h.sock, SOL_SOCKET, SO_ERROR, &soerr, &len);
-	if (soerr) {
-		fprintf(stderr, "kvod-fetch: %s:%s: %s\n", f->host, f->port,
-			strerror(soerr));
-		return -1;
-	}
-	return 0;
+			strerror(err));
+	return -1;
 }
 
 static int send_request(struct fetch *f, uint64_t off, uint64_t last)
@@ -123,9 +169,15 @@ static int send_request(struct fetch *f, uint64_t off, uint64_t last)
 
 	if (last != UINT64_MAX)
 		snprintf(range, sizeof(range), "%" PRIu64, last);
+	/* At most 453 bytes: a 63-byte name, a 265-byte Host, 20 digits twice. */
 	len = snprintf(req, sizeof(req),
 		       "GET /%s HTTP/1.1\r\nHost: %s\r\nUser-Agent: kvod-fetch\r\nRange: bytes=%" PRIu64 "-%s\r\nConnection: close\r\n\r\n",
-		       f->name, f->host, off, range);
+		       f->name, f->h.host_hdr, off, range);
+	if (len < 0 || len >= (int)sizeof(req)) {
+		fprintf(stderr, "kvod-fetch: request over %zu bytes\n",
+			sizeof(req) - 1);
+		return -1;
+	}
 	/* A fresh socket's send buffer takes a request this small whole. */
 	n = send(f->h.sock, req, len, MSG_NOSIGNAL);
 	if (n == len)
@@ -356,7 +408,7 @@ static int plan_wait(const struct fetch *f, double t, double t_end,
 			wait = idle;
 	}
 	if (t_end) {
-		int left = (int)((t_end - t) * 1000) + 1;
+		int left = kvod_ms_until(t_end, t);
 
 		if (wait < 0 || left < wait) {
 			wait = left;
@@ -366,6 +418,7 @@ static int plan_wait(const struct fetch *f, double t, double t_end,
 	return wait;
 }
 
+/* Returns 0 done (range or --duration), -1 failed or stopped by a signal. */
 int fetch_http_run(struct fetch *f, double t_end)
 {
 	f->h.chunk_off = f->play_start;
@@ -375,7 +428,9 @@ int fetch_http_run(struct fetch *f, double t_end)
 		int n, wait, watchdog;
 		size_t want;
 
-		if (fetch_stop || (t_end && t >= t_end))
+		if (fetch_stop)
+			return -1;	/* main() says so */
+		if (t_end && t >= t_end)
 			return 0;
 		if (f->o->seek_every && t >= f->t_seek) {
 			fetch_http_close(f);

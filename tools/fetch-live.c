@@ -19,8 +19,14 @@
  * READing the head every MS (POLL_DEFAULT_MS) milliseconds, and the
  * server does nothing for us at all. The channel's end (DEL) ends the run,
  * after the chunks completed before it.
+ *
+ * The head's layout is the server's word, and we size our buffer and its
+ * registration by it and index the entries with it: so it is checked
+ * first (kvod_live_head_check(), lib/rdma_check.c), and a head no kvod
+ * server builds ends the run.
  */
 #include "kvod-fetch.h"
+#include "lib/rdma_check.h"
 
 #include <endian.h>
 #include <inttypes.h>
@@ -29,7 +35,6 @@
 #include <string.h>
 #include <time.h>
 
-#define HEAD_BYTES	64	/* the head's room before the slot entries */
 #define NOTE_QUIET_MS	1000	/* no note for this long: READ the head */
 #define POLL_DEFAULT_MS	20	/* no notes and no --poll (iWARP) */
 
@@ -37,7 +42,7 @@ struct live {
 	struct kvod_rdma_live_head *head;	/* then the entries */
 	char *data;				/* one slot */
 	struct kvod_rdma_live_slot *check;	/* an entry READ again */
-	uint32_t nr;
+	uint32_t nr;		/* the head's layout, checked: rdma_check.h */
 	uint64_t slot_bytes;
 	uint64_t data_off;
 	uint32_t hdr_len;
@@ -89,103 +94,158 @@ static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc)
 }
 
 /*
- * READ [@off, +@len) of the mirror into @dst (in f->mr), across segments;
- * notes that arrive meanwhile are taken.
+ * READ the piece of [@off, +@len) of the mirror that lies in one segment
+ * into @p (in f->mr): its length, or 0 after saying what went wrong.
+ */
+static uint32_t rd_piece(struct fetch *f, uint64_t off, char *p, uint32_t len)
+{
+	long s = kvod_seg_find(&f->c, off);
+	const struct kvod_seg *seg;
+	uint32_t take;
+
+	if (s < 0) {
+		fprintf(stderr, "kvod-fetch: live: offset %" PRIu64 " is in no segment\n",
+			off);
+		return 0;
+	}
+	seg = &f->c.segs[s];
+	take = seg->offset + seg->length - off < len ?
+	       (uint32_t)(seg->offset + seg->length - off) : len;
+	if (kvod_post_read(&f->c, p, f->mr->lkey,
+			   seg->addr + (off - seg->offset), seg->rkey, take, 0)) {
+		fprintf(stderr, "kvod-fetch: live: %s\n", f->c.err);
+		return 0;
+	}
+	return take;
+}
+
+/*
+ * Completions of rd()'s READs, and the notes that arrive meanwhile:
+ * *@posted counts the READs still out. 0, or -1 after saying why.
+ */
+static int rd_reap(struct fetch *f, struct live *l, unsigned int *posted)
+{
+	struct ibv_wc wc[8];
+	int n, i;
+
+	n = kvod_poll(&f->c, wc, 8, f->o->timeout_ms);
+	if (n <= 0) {
+		fprintf(stderr, "kvod-fetch: live: %s\n",
+			n < 0 ? f->c.err : "READ timed out");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		int note = on_note(f, l, &wc[i]);
+
+		if (note < 0)
+			return -1;
+		if (note)
+			continue;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "kvod-fetch: live: READ: %s\n",
+				ibv_wc_status_str(wc[i].status));
+			return -1;
+		}
+		(*posted)--;
+	}
+	return 0;
+}
+
+/*
+ * READ [@off, +@len) of the mirror into @dst (in f->mr): one READ per
+ * segment it spans. A slot may span more segments than the connection
+ * takes READs at once (--depth + 1: siw's segments are 1 MiB, so a slot
+ * of a 2 MiB chunk spans three); then a READ completes before the next
+ * piece goes out, so any --depth works.
  */
 static int rd(struct fetch *f, struct live *l, uint64_t off, void *dst,
 	      uint32_t len)
 {
-	struct ibv_wc wc[8];
+	unsigned int posted = 0;
 	char *p = dst;
-	int posted = 0, n, i;
 
-	while (len) {
-		long s = kvod_seg_find(&f->c, off);
-		const struct kvod_seg *seg;
+	while (len || posted) {
 		uint32_t take;
 
-		if (s < 0) {
-			fprintf(stderr, "kvod-fetch: live: offset %" PRIu64 " is in no segment\n",
-				off);
-			return -1;
+		if (!len || (posted && f->c.out_count == f->c.out_cap)) {
+			if (rd_reap(f, l, &posted))
+				return -1;
+			continue;
 		}
-		seg = &f->c.segs[s];
-		take = seg->offset + seg->length - off < len ?
-		       (uint32_t)(seg->offset + seg->length - off) : len;
-		if (kvod_post_read(&f->c, p, f->mr->lkey,
-				   seg->addr + (off - seg->offset), seg->rkey,
-				   take, posted))
-			goto err;
+		take = rd_piece(f, off, p, len);
+		if (!take)
+			return -1;
 		posted++;
 		p += take;
 		off += take;
 		len -= take;
 	}
-	while (posted) {
-		n = kvod_poll(&f->c, wc, 8, f->o->timeout_ms);
-		if (n <= 0)
-			goto err;
-		for (i = 0; i < n; i++) {
-			int note = on_note(f, l, &wc[i]);
-
-			if (note < 0)
-				return -1;
-			if (note)
-				continue;
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "kvod-fetch: live: READ: %s\n",
-					ibv_wc_status_str(wc[i].status));
-				return -1;
-			}
-			posted--;
-		}
-	}
 	return 0;
-err:
-	fprintf(stderr, "kvod-fetch: live: %s\n",
-		f->c.err[0] ? f->c.err : "READ timed out");
-	return -1;
 }
 
 static struct kvod_rdma_live_slot *entry(struct live *l, uint64_t seq)
 {
-	return (struct kvod_rdma_live_slot *)((char *)l->head + HEAD_BYTES) +
+	return (struct kvod_rdma_live_slot *)((char *)l->head +
+					      KVOD_LIVE_HEAD_BYTES) +
 	       seq % l->nr;
 }
 
 static uint64_t entry_off(struct live *l, uint64_t seq)
 {
-	return HEAD_BYTES + (seq % l->nr) * sizeof(struct kvod_rdma_live_slot);
+	return KVOD_LIVE_HEAD_BYTES +
+	       (seq % l->nr) * sizeof(struct kvod_rdma_live_slot);
+}
+
+/*
+ * READ the head into f->buf and check it: it sizes what we allocate and
+ * register, and where we READ and index, so it must add up
+ * (kvod_live_head_check()). 0, or -1 after saying why.
+ */
+static int head_setup(struct fetch *f, struct live *l)
+{
+	struct kvod_rdma_live_head h;
+	struct kvod_live_layout lay;
+	char why[160];
+
+	if (f->c.movie_size < sizeof(h)) {
+		snprintf(why, sizeof(why), "a mirror of %" PRIu64 " bytes",
+			 f->c.movie_size);
+		goto bad;
+	}
+	if (rd(f, l, 0, f->buf, sizeof(h)))
+		return -1;
+	memcpy(&h, f->buf, sizeof(h));
+	if (kvod_live_head_check(&h, f->c.movie_size, &lay, why, sizeof(why)))
+		goto bad;
+	l->nr = lay.nr;
+	l->slot_bytes = lay.slot_bytes;
+	l->data_off = lay.data_off;
+	l->hdr_len = lay.hdr_len;
+	return 0;
+bad:
+	fprintf(stderr, "kvod-fetch: live: bad head from server: %s\n", why);
+	return -1;
 }
 
 /* READ the head, learn the layout, make room; 0 or -1 after saying why. */
 static int live_setup(struct fetch *f, struct live *l)
 {
-	struct kvod_rdma_live_head h;
 	uint64_t room;
 	char *buf;
 
 	/* The head first, through a buffer of its own size. */
 	f->buf = aligned_alloc(4096, 4096);
 	f->mr = f->buf ? kvod_reg(&f->c, f->buf, 4096) : NULL;
-	if (!f->mr || rd(f, l, 0, f->buf, sizeof(h)))
+	if (!f->mr)
 		goto fail;
-	memcpy(&h, f->buf, sizeof(h));
-	l->nr = be32toh(h.nr_chunks);
-	l->slot_bytes = be64toh(h.slot_bytes);
-	l->data_off = be64toh(h.data_offset);
-	l->hdr_len = HEAD_BYTES + l->nr * sizeof(struct kvod_rdma_live_slot);
-	if (be32toh(h.magic) != KVOD_RDMA_MAGIC || !l->nr ||
-	    l->hdr_len > l->data_off || !l->slot_bytes ||
-	    l->data_off + l->nr * l->slot_bytes > f->c.movie_size) {
-		fprintf(stderr, "kvod-fetch: live: a head that does not add up\n");
+	if (head_setup(f, l))
 		return -1;
-	}
 	ibv_dereg_mr(f->mr);
 	free(f->buf);
 	f->mr = NULL;
 	f->buf = NULL;
 
+	/* At most 4 MiB and a page: the head's sizes are bounded. */
 	room = l->data_off + l->slot_bytes + 4096;
 	buf = aligned_alloc(4096, (room + 4095) & ~4095ULL);
 	f->buf = buf;

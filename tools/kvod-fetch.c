@@ -23,11 +23,14 @@
  * waits for its next seek.
  *
  * Exit status: 0 done; 1 refused, rejected, unreachable or failed
- * transfer; 2 bad usage. See Documentation/kvod-fetch.1.
+ * transfer; 2 bad usage; 128 + the signal's number when SIGINT or SIGTERM
+ * stops a movie before its end (a live channel ends with 0 there). See
+ * Documentation/kvod-fetch.1.
  */
 #define _GNU_SOURCE
 #include "kvod-fetch.h"
 #include "lib/rate.h"
+#include "lib/seconds.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,10 +45,14 @@
 
 volatile sig_atomic_t fetch_stop;
 
+/*
+ * No SA_RESTART: the signal ends the poll() kvod-fetch sleeps in, and the
+ * loops around every poll() look at fetch_stop (the RDMA library's
+ * through kvod_conn_opts.stop).
+ */
 static void on_signal(int sig)
 {
-	(void)sig;
-	fetch_stop = 1;
+	fetch_stop = sig;
 }
 
 double fetch_now(void)
@@ -66,17 +73,9 @@ static void usage(FILE *f)
 		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d\n"
 		"  for rdma://, 80 for http://.\n"
 		"  SIZE and N take k/K, M, G suffixes (powers of 1024); RATE is in bits/s\n"
-		"  with k/M/G suffixes (powers of 1000): 8.7M is 8700000.\n",
-		KVOD_RDMA_PORT);
-}
-
-static int parse_seconds(const char *s, double *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	return errno || *end || end == s || *v < 0 ? -1 : 0;
+		"  with k/M/G suffixes (powers of 1000): 8.7M is 8700000. SEC is seconds,\n"
+		"  digits with an optional fraction (2.5), at most %d.\n",
+		KVOD_RDMA_PORT, SECONDS_MAX);
 }
 
 static int parse_args(int argc, char **argv, struct fetch_opts *o)
@@ -135,12 +134,14 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 			cache_set = 1;
 			break;
 		case 's':
-			if (parse_seconds(optarg, &o->seek_every) || !o->seek_every)
-				goto bad;
+			if (kvod_parse_seconds(optarg, SECONDS_MAX,
+					       &o->seek_every))
+				goto bad_seconds;
 			break;
 		case 'D':
-			if (parse_seconds(optarg, &o->duration) || !o->duration)
-				goto bad;
+			if (kvod_parse_seconds(optarg, SECONDS_MAX,
+					       &o->duration))
+				goto bad_seconds;
 			break;
 		case 'S':
 			if (kvod_parse_range(optarg, 0, UINT32_MAX, &v))
@@ -186,13 +187,25 @@ bad:
 	fprintf(stderr, "kvod-fetch: invalid argument to --%s: '%s'\n",
 		li >= 0 ? longopts[li].name : "?", optarg);
 	return -1;
+bad_seconds:
+	fprintf(stderr, "kvod-fetch: invalid argument to --%s: '%s' (seconds: digits with an optional fraction, more than 0 and at most %d)\n",
+		longopts[li].name, optarg, SECONDS_MAX);
+	return -1;
 }
 
 int fetch_write(struct fetch *f, const char *p, size_t len)
 {
 	while (len) {
-		ssize_t n = write(f->fd, p, len);
+		ssize_t n;
 
+		/*
+		 * A signal ends a movie here too, where a stalled reader of
+		 * the output would block it; a live channel's chunk is
+		 * written whole, and its loop stops after it.
+		 */
+		if (fetch_stop && !f->live)
+			return -1;
+		n = write(f->fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EPIPE) {
@@ -229,7 +242,7 @@ static int may_post(const struct fetch *f, double t)
 	return f->next_off < fetch_play_pos(f, t) + f->cache_bytes;
 }
 
-static int post_next(struct fetch *f)
+static int post_next(struct fetch *f, double t)
 {
 	struct kvod_conn *c = &f->c;
 	long i = kvod_seg_find(c, f->next_off);
@@ -250,6 +263,9 @@ static int post_next(struct fetch *f)
 		fprintf(stderr, "kvod-fetch: %s\n", c->err);
 		return -1;
 	}
+	/* The first READ in flight: its wait starts now. */
+	if (f->posted == f->done)
+		f->t_wait = t;
 	f->posted++;
 	f->next_off += len;
 	return 0;
@@ -320,23 +336,63 @@ int fetch_idle_ms(const struct fetch *f, double t)
 		need = need > f->cache_bytes ? need - f->cache_bytes : 0;
 		wake = f->t_play + need / f->rate_Bps;
 	}
-	if (f->o->seek_every && f->t_seek < wake)
+	/* While flushing, the seek is under way: only completions matter. */
+	if (f->o->seek_every && !f->flushing && f->t_seek < wake)
 		wake = f->t_seek;
 	if (wake > 1e17)
 		return -1;
-	wake -= t;
-	return wake <= 0 ? 0 : (int)(wake * 1000) + 1;
+	return kvod_ms_until(wake, t);
 }
 
+/*
+ * Whether the oldest READ in flight has waited longer than --timeout.
+ * Checked whenever a sleep ends with no completion, whatever ended it: a
+ * player wakes to post more, and must not put the check off until all
+ * its slots are in flight (minutes, with a big --depth and a stalled
+ * server).
+ */
+static int overdue(const struct fetch *f, double t)
+{
+	return f->posted != f->done &&
+	       t >= f->t_wait + f->o->timeout_ms / 1000.0;
+}
+
+/*
+ * How long run() may sleep in kvod_poll(): until the oldest READ in
+ * flight is overdue, a player's next post or seek, or --duration's end;
+ * -1, forever, if none of them is due.
+ */
+static int plan_wait(const struct fetch *f, double t, double t_end)
+{
+	int wait = -1;
+
+	if (f->posted != f->done)
+		wait = kvod_ms_until(f->t_wait + f->o->timeout_ms / 1000.0, t);
+	/*
+	 * A player may wake early to post more, unless all its slots are
+	 * in flight: then only a completion lets it post, and waking for
+	 * the clock would spin (a player that fell behind has its next post
+	 * due at once).
+	 */
+	if (f->o->rate && f->posted - f->done < f->o->depth)
+		wait = kvod_ms_min(wait, fetch_idle_ms(f, t));
+	if (t_end)
+		wait = kvod_ms_min(wait, kvod_ms_until(t_end, t));
+	return wait;
+}
+
+/* Returns 0 done (range or --duration), -1 failed or stopped by a signal. */
 static int run(struct fetch *f, double t_end)
 {
 	struct ibv_wc wc[32];
 
 	for (;;) {
 		double t = fetch_now();
-		int n, i, wait, watchdog;
+		int n, i;
 
-		if (fetch_stop || (t_end && t >= t_end))
+		if (fetch_stop)
+			return -1;	/* main() says so */
+		if (t_end && t >= t_end)
 			break;
 		if (f->c.disconnected && f->posted == f->done) {
 			fprintf(stderr, "kvod-fetch: the server disconnected\n");
@@ -347,49 +403,26 @@ static int run(struct fetch *f, double t_end)
 		if (f->flushing && f->posted == f->done)
 			fetch_seek(f, t);
 		while (may_post(f, t))
-			if (post_next(f))
+			if (post_next(f, t))
 				return -1;
 		/* All of it; a seeking player plays on until --duration. */
 		if (f->posted == f->done && f->next_off >= f->end &&
 		    !(f->o->seek_every && t_end))
 			break;
 
-		/* In flight: a completion is due within the timeout. */
-		wait = f->posted != f->done ? f->o->timeout_ms : -1;
-		watchdog = wait >= 0;
-		/*
-		 * A player may wake early to post more, unless all its slots
-		 * are in flight: then only a completion lets it post, and
-		 * waking for the clock would spin (a player that fell behind
-		 * has its next post due at once) with the watchdog off.
-		 */
-		if (f->o->rate && f->posted - f->done < f->o->depth) {
-			int idle = fetch_idle_ms(f, t);
-
-			if (idle >= 0 && (wait < 0 || idle < wait)) {
-				wait = idle;
-				watchdog = 0;
-			}
-		}
-		if (t_end) {
-			int left = (int)((t_end - t) * 1000) + 1;
-
-			if (wait < 0 || left < wait) {
-				wait = left;
-				watchdog = 0;
-			}
-		}
-		n = kvod_poll(&f->c, wc, 32, wait);
+		n = kvod_poll(&f->c, wc, 32, plan_wait(f, t, t_end));
 		if (n < 0) {
-			fprintf(stderr, "kvod-fetch: %s\n", f->c.err);
+			if (f->c.fail != KVOD_FAIL_STOPPED)
+				fprintf(stderr, "kvod-fetch: %s\n", f->c.err);
 			return -1;
 		}
-		if (!n && watchdog) {
+		t = fetch_now();
+		/* None, not even the oldest's, which would come first. */
+		if (!n && overdue(f, t)) {
 			fprintf(stderr, "kvod-fetch: no completion within %d ms\n",
 				f->o->timeout_ms);
 			return -1;
 		}
-		t = fetch_now();
 		for (i = 0; i < n; i++) {
 			if (complete(f, &wc[i], t)) {
 				/* Account for this batch, or drain() waits. */
@@ -397,6 +430,12 @@ static int run(struct fetch *f, double t_end)
 				return -1;
 			}
 		}
+		/*
+		 * The next READ's wait starts now that this batch is written
+		 * out: a slow reader of the output is no stalled server.
+		 */
+		if (n)
+			f->t_wait = fetch_now();
 	}
 	return 0;
 }
@@ -429,6 +468,8 @@ static int setup(struct fetch *f)
 		.live_ok = 1,
 		/* a live channel's notes, unless --poll; a movie ignores them */
 		.notes = o->poll_ms ? 0 : KVOD_NOTES_AUTO,
+		/* a signal ends the connect at once */
+		.stop = &fetch_stop,
 	};
 	size_t bytes;
 
@@ -441,11 +482,19 @@ static int setup(struct fetch *f)
 		return -1;
 	}
 	if (f->c.fail || kvod_read_table(&f->c, o->timeout_ms)) {
-		fprintf(stderr, "kvod-fetch: %s: %s\n", name, f->c.err);
+		if (f->c.fail != KVOD_FAIL_STOPPED)
+			fprintf(stderr, "kvod-fetch: %s: %s\n", name, f->c.err);
 		return -1;
 	}
 	if (f->c.reply_flags & KVOD_RDMA_LIVE) {
-		f->live = 1;	/* fetch-live.c sets up the rest */
+		/*
+		 * fetch-live.c sets up the rest. A signal is how a live
+		 * channel's play ends: its loop looks at fetch_stop after
+		 * each chunk, and the READ or note it waits for meanwhile
+		 * comes within --timeout, or a second.
+		 */
+		f->live = 1;
+		f->c.stop = NULL;
 		return 0;
 	}
 
@@ -526,7 +575,7 @@ int main(int argc, char **argv)
 	struct fetch f = { .o = &o, .fd = STDOUT_FILENO, .h.sock = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	double t0, t_end = 0;
-	int ret = EXIT_FAIL, http;
+	int ret = EXIT_FAIL, http, r = -1;
 
 	if (parse_args(argc, argv, &o) ||
 	    parse_url(&f, &http))
@@ -556,14 +605,24 @@ int main(int argc, char **argv)
 		t_end = t0 + o.duration;
 	fetch_start_play(&f, o.offset, t0);
 	f.t_seek = t0 + o.seek_every;
-	if (!(http ? fetch_http_run(&f, t_end) :
-	      f.live ? fetch_live_run(&f, t_end) : run(&f, t_end)) ||
-	    f.pipe_closed)
+	r = http ? fetch_http_run(&f, t_end) :
+	    f.live ? fetch_live_run(&f, t_end) : run(&f, t_end);
+	if (!r || f.pipe_closed)
 		ret = 0;
 	summary(&f, fetch_now() - t0);
 	if (!http)
 		drain(&f);
 out:
+	/*
+	 * A movie that a signal cut short, in the connect or the transfer,
+	 * is not done: the output holds only part of it. A live channel
+	 * has no end of its own, and a signal is one way to end it.
+	 */
+	if (r && fetch_stop && !f.live) {
+		fprintf(stderr, "kvod-fetch: interrupted by SIG%s\n",
+			sigabbrev_np(fetch_stop));
+		ret = 128 + fetch_stop;
+	}
 	if (f.mr)
 		ibv_dereg_mr(f.mr);
 	if (http)

@@ -22,6 +22,11 @@
 #define CHUNK_MAX	(1U << 30)
 #define DEPTH_DEFAULT	16
 #define DEPTH_MAX	4096
+/*
+ * The most --duration and --seek-every take, in seconds (11.6 days): as
+ * milliseconds well within the int of a poll().
+ */
+#define SECONDS_MAX	1000000
 
 struct fetch_opts {
 	const char *url;
@@ -53,6 +58,7 @@ struct fetch_http {
 	int sock;			/* -1: none open */
 	uint64_t size;			/* the movie's, from Content-Range */
 	uint64_t chunk_off;		/* start of the chunk being received */
+	char host_hdr[272];		/* the Host header's value */
 	char *pend;			/* body bytes read with the header */
 	size_t pend_len;
 	char head[8192];
@@ -71,6 +77,11 @@ struct fetch {
 	struct ibv_mr *mr;
 	struct slot *slots;
 	uint64_t posted, done;		/* READs, as sequence numbers */
+	double t_wait;			/* since when the oldest READ in
+					 * flight is waited for: its post, or
+					 * the end of the batch of completions
+					 * before it, if that is later
+					 */
 
 	/* HTTP */
 	struct fetch_http h;
@@ -94,6 +105,7 @@ struct fetch {
 	uint64_t live_notes;		/* notes received */
 };
 
+/* The signal (SIGINT, SIGTERM) that asked kvod-fetch to stop, or 0. */
 extern volatile sig_atomic_t fetch_stop;
 
 /* kvod-fetch.c */

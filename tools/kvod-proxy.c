@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <time.h>
@@ -37,6 +38,16 @@
 
 #define EXIT_FAIL	1
 #define EXIT_USAGE	2
+
+/*
+ * Descriptors besides the players' sockets: stdio, epoll, the listening
+ * socket, syslog, and per open movie its rdma_cm and completion channels
+ * and verbs device (about 16 movies).
+ */
+#define FD_SPARE	64
+
+/* A paused listening socket is tried again after this long. */
+#define ACCEPT_RETRY_MS	1000
 
 static volatile sig_atomic_t stop;
 static int log_to_syslog;
@@ -183,6 +194,67 @@ bad:
 	return -1;
 }
 
+/*
+ * Room for --max-clients players and FD_SPARE more descriptors. The soft
+ * RLIMIT_NOFILE is often 1024, no more than the default --max-clients, so
+ * raise it as far as the hard limit allows: the loop uses epoll, not
+ * select(), so descriptors above 1024 are safe. If the hard limit is too
+ * low, say so: the players past it wait in the listen backlog
+ * (proxy_accept_pause()); unlike those past --max-clients, they get no
+ * 503.
+ */
+static void fit_nofile(const struct proxy_opts *o)
+{
+	rlim_t need = (rlim_t)o->max_clients + FD_SPARE;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+		rl.rlim_cur = need;
+		if (!setrlimit(RLIMIT_NOFILE, &rl))
+			return;
+	}
+	proxy_log("kvod-proxy: --max-clients %u needs about %llu descriptors, but RLIMIT_NOFILE is %llu: players past that wait until others leave",
+		  o->max_clients, (unsigned long long)need,
+		  (unsigned long long)rl.rlim_cur);
+}
+
+/*
+ * Out of descriptors (EMFILE, ENFILE) or memory, accept4() fails and
+ * leaves the player in the listen backlog, so the level-triggered
+ * listening socket would end every epoll_wait() at once: a busy loop.
+ * Stop watching it until a descriptor is freed: a player leaves
+ * (client_close()) or a movie closes (movie_free()), or, for descriptors
+ * freed elsewhere (ENFILE), ACCEPT_RETRY_MS later (tick()). The players
+ * waiting meanwhile are accepted then. The other cure, a spare descriptor
+ * closed to accept and answer 503, would fail players that a moment's
+ * wait would serve, and under ENFILE may not get its spare back.
+ */
+void proxy_accept_pause(struct proxy *p)
+{
+	if (p->accept_paused)
+		return;
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, p->lfd, NULL);
+	p->accept_paused = 1;
+	p->paused_at = proxy_now_ms();
+}
+
+void proxy_accept_resume(struct proxy *p)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &p->listen_ev };
+
+	if (!p->accept_paused)
+		return;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->lfd, &e)) {
+		/* Out of memory too: tick() tries again. */
+		p->paused_at = proxy_now_ms();
+		return;
+	}
+	p->accept_paused = 0;
+}
+
 static int listen_on(struct proxy *p)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &p->listen_ev };
@@ -266,6 +338,8 @@ static int64_t tick(struct proxy *p)
 		next = cl->next;
 		client_tick(cl, now);
 	}
+	if (p->accept_paused && now - p->paused_at >= ACCEPT_RETRY_MS)
+		proxy_accept_resume(p);
 	return movie_tick(p, now);
 }
 
@@ -297,6 +371,7 @@ int main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &p.o))
 		return EXIT_USAGE;
+	fit_nofile(&p.o);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

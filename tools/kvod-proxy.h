@@ -143,10 +143,21 @@ struct proxy {
 	 */
 	struct client *reap_clients;
 	struct pmovie *reap_movies;
+	/*
+	 * Out of descriptors or memory, accept4() fails and leaves the
+	 * player in the backlog: lfd is out of the epoll set until a
+	 * descriptor is freed (proxy_accept_pause()).
+	 */
+	int accept_paused;
+	int64_t paused_at;		/* ms */
+	int64_t accept_logged_at;	/* ms; accept errors are rate-limited */
+	unsigned long accept_errors;	/* since the last one logged */
 };
 
 int64_t proxy_now_ms(void);
 void proxy_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void proxy_accept_pause(struct proxy *p);
+void proxy_accept_resume(struct proxy *p);
 
 /* proxy-client.c */
 void client_accept(struct proxy *p);

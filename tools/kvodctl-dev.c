@@ -13,6 +13,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+/* kvod_name_valid(): the module's own rule, kmod/name.c, in lib/name.o. */
+#include "lib/name.h"
+
 /* $KVOD_DEVICE lets tests point kvodctl elsewhere. */
 static const char *kvod_path(void)
 {
@@ -57,12 +60,17 @@ static const char *kvod_strerror(unsigned long req, int err)
 		return "no such movie";
 	if (err == ENOENT && req == KVOD_IOC_PUSH_STOP)
 		return "no such push";
+	if (err == ENOSPC && req == KVOD_IOC_PUSH_START)
+		return "too many pushes (at most 64 at once)";
 	if (err == ENOSPC && req == KVOD_IOC_LIVE_CREATE)
 		return "No space left: over the resident memory cap (max_resident_mb)";
 	if (req == KVOD_IOC_LIVE_FEED && err == ENOENT)
 		return "no such channel";
+	/* The other EINVAL, a bad name, kvod_set_name() has ruled out. */
 	if (req == KVOD_IOC_LIVE_FEED && err == EINVAL)
 		return "not a live channel";
+	if (req == KVOD_IOC_UNLISTEN && err == ENOENT)
+		return "no such listener";
 	if (req == KVOD_IOC_LIVE_FEED && err == EBUSY)
 		return "the channel has a writer already";
 	return strerror(err);
@@ -115,13 +123,16 @@ int kvod_change(unsigned long req, void *arg, const char *cmd,
 }
 
 /*
- * Copy movie name @what into an ABI name field. Only its length is checked
- * here, because a longer name cannot be passed at all; what a valid name
- * is, is for the kernel to say.
+ * Copy movie name @what into an ABI name field, if it is a valid name.
+ * The kernel checks with the same rule, but answers EINVAL, which for
+ * LIVE_FEED also means "not a live channel": checking here first lets
+ * each message say which. The name is echoed with its unprintable bytes
+ * as '?', so that the error stays one line.
  */
 int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd, const char *what)
 {
-	size_t len = strlen(what);
+	size_t len = strlen(what), i;
+	char shown[KVOD_NAME_MAX];
 
 	if (len >= KVOD_NAME_MAX) {
 		err_msg("%s %s: name too long (at most %d bytes)", cmd, what,
@@ -129,7 +140,14 @@ int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd, const char *what)
 		return EXIT_USAGE;
 	}
 	memcpy(name, what, len + 1);
-	return 0;
+	if (kvod_name_valid(name))
+		return 0;
+	for (i = 0; i <= len; i++)
+		shown[i] = what[i] && (what[i] < ' ' || what[i] > '~') ?
+			   '?' : what[i];
+	err_msg("%s: invalid name '%s': 1..%d bytes of [A-Za-z0-9._-], not . or ..",
+		cmd, shown, KVOD_NAME_MAX - 1);
+	return EXIT_USAGE;
 }
 
 /**

@@ -122,8 +122,9 @@ void show_push_table(const struct kvod_push_info *v, size_t n)
 	       "LATE", "OPTS");
 	for (i = 0; i < n; i++) {
 		format_url(&v[i].dst, url, sizeof(url));
-		printf("%-4u  %-20s  %-30s  %10u  %12llu  %10llu  %5llu  %6llu  %s\n",
-		       v[i].id, v[i].name, url, v[i].netns, v[i].rate,
+		printf("%-4u  %-20.*s  %-30s  %10u  %12llu  %10llu  %5llu  %6llu  %s\n",
+		       v[i].id, (int)strnlen(v[i].name, KVOD_NAME_MAX),
+		       v[i].name, url, v[i].netns, v[i].rate,
 		       v[i].packets, v[i].loops, v[i].late,
 		       push_opts(v[i].opts));
 	}

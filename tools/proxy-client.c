@@ -26,6 +26,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* At most one line per this long about accept4() failing. */
+#define ACCEPT_LOG_MS	10000
+
 static const char *reason(int status)
 {
 	switch (status) {
@@ -292,6 +295,7 @@ static void client_close(struct client *cl)
 	cl->gone = 1;
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
+	proxy_accept_resume(p);
 	if (cl->prev)
 		cl->prev->next = cl->next;
 	else
@@ -514,6 +518,49 @@ static void refuse(int fd)
 	close(fd);
 }
 
+/*
+ * accept4() failed for that connection alone (accept(2): Linux passes a
+ * pending connection's network errors on), or was interrupted: go on
+ * with the next one.
+ */
+static int accept_next(int err)
+{
+	switch (err) {
+	case EINTR:
+	case ECONNABORTED:
+	case EPROTO:
+	case ENETDOWN:
+	case ENOPROTOOPT:
+	case EHOSTDOWN:
+	case ENONET:
+	case EHOSTUNREACH:
+	case EOPNOTSUPP:
+	case ENETUNREACH:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Anything else leaves the connection in the backlog (EMFILE, ENFILE,
+ * ENOBUFS, ENOMEM): stop accepting until a descriptor is freed
+ * (proxy_accept_pause()), and say so once per ACCEPT_LOG_MS however
+ * often it recurs.
+ */
+static void accept_failed(struct proxy *p, int err)
+{
+	int64_t now = proxy_now_ms();
+
+	proxy_accept_pause(p);
+	p->accept_errors++;
+	if (p->accept_logged_at && now - p->accept_logged_at < ACCEPT_LOG_MS)
+		return;
+	proxy_log("kvod-proxy: accept: %s: new players wait in the backlog (%u connected; %lu failure(s) since the last report)",
+		  strerror(err), p->nclients, p->accept_errors);
+	p->accept_logged_at = now;
+	p->accept_errors = 0;
+}
+
 void client_accept(struct proxy *p)
 {
 	for (;;) {
@@ -521,16 +568,15 @@ void client_accept(struct proxy *p)
 			.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
 		};
 		struct client *cl;
-		int fd;
+		int fd, err;
 
 		fd = accept4(p->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR)
-				proxy_log("kvod-proxy: accept: %s",
-					  strerror(errno));
-			if (errno == EINTR || errno == ECONNABORTED)
+			err = errno;
+			if (accept_next(err))
 				continue;
+			if (err != EAGAIN && err != EWOULDBLOCK)
+				accept_failed(p, err);
 			return;
 		}
 		if (p->nclients >= p->o.max_clients) {

@@ -48,6 +48,7 @@ static void movie_free(struct pmovie *m)
 		}
 	}
 	movie_disconnect(m);
+	proxy_accept_resume(m->p);	/* its descriptors are free */
 	m->freed = 1;
 	m->next = m->p->reap_movies;
 	m->p->reap_movies = m;

@@ -17,20 +17,14 @@
 #include "lib/rate.h"
 #include "kselftest_harness.h"
 
+#define PARSED		uint64_t
+#define PARSE(s, v)	kvod_parse_rate(s, v)
+#define PARSE_NAME	rate
+#define PARSED_FMT	"%llu"
+#define PARSED_ARG(v)	((unsigned long long)(v))
 /* What a failed parse must leave in the result. */
 #define UNTOUCHED	0x5a5a5a5a5a5a5a5aULL
-
-FIXTURE(accepts) {};
-FIXTURE_SETUP(accepts) {}
-FIXTURE_TEARDOWN(accepts) {}
-
-FIXTURE_VARIANT(accepts) {
-	const char *s;
-	uint64_t want;
-};
-
-#define ACCEPTS(name, text, value) \
-	FIXTURE_VARIANT_ADD(accepts, name) { .s = text, .want = value }
+#include "parse_test.h"
 
 ACCEPTS(r8_7M, "8.7M", 8700000);
 ACCEPTS(r2500k, "2500k", 2500000);
@@ -39,29 +33,6 @@ ACCEPTS(r1, "1", 1);
 ACCEPTS(r1_5k, "1.5k", 1500);
 ACCEPTS(r0_5M, "0.5M", 500000);
 ACCEPTS(u64_max, "18446744073709551615", UINT64_MAX);
-
-TEST_F(accepts, rate)
-{
-	uint64_t rate = UNTOUCHED;
-
-	ASSERT_EQ(0, kvod_parse_rate(variant->s, &rate))
-		TH_LOG("'%s' rejected", variant->s);
-	EXPECT_EQ(variant->want, rate)
-		TH_LOG("'%s' parsed as %llu", variant->s,
-		       (unsigned long long)rate);
-}
-
-FIXTURE(rejects) {};
-FIXTURE_SETUP(rejects) {}
-FIXTURE_TEARDOWN(rejects) {}
-
-FIXTURE_VARIANT(rejects) {
-	const char *s;
-	int err;
-};
-
-#define REJECTS(name, text, error) \
-	FIXTURE_VARIANT_ADD(rejects, name) { .s = text, .err = error }
 
 REJECTS(empty, "", -EINVAL);
 REJECTS(minus, "-1", -EINVAL);
@@ -82,16 +53,5 @@ REJECTS(suffix_only, "k", -EINVAL);
 REJECTS(point_only, ".", -EINVAL);
 REJECTS(plus, "+5", -EINVAL);
 REJECTS(hex, "0x10", -EINVAL);
-
-TEST_F(rejects, rate)
-{
-	uint64_t rate = UNTOUCHED;
-
-	EXPECT_EQ(variant->err, kvod_parse_rate(variant->s, &rate))
-		TH_LOG("'%s'", variant->s);
-	EXPECT_EQ(UNTOUCHED, rate)
-		TH_LOG("'%s' changed the result to %llu", variant->s,
-		       (unsigned long long)rate);
-}
 
 TEST_HARNESS_MAIN

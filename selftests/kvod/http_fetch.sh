@@ -3,9 +3,12 @@
 #
 # kvod-fetch over HTTP (http://HOST:PORT/NAME) against kvod's HTTP server:
 # whole movie and ranges byte-exact, its errors (past the end, unknown
-# movie, nobody listening, bad URL), and player mode: no late chunk at a
-# rate the server keeps up with, late chunks counted at one it cannot,
-# read-ahead bounded by the cache, and a seek as a new connection.
+# movie, nobody listening, bad URL, a --duration that is no time), and
+# player mode: no late chunk at a rate the server keeps up with, late
+# chunks counted at one it cannot, read-ahead bounded by the cache, and a
+# seek as a new connection. Then a SIGTERM mid-transfer (exit 143, not
+# 0), an IPv6 literal URL, the Host header as a listener of our own
+# receives it, and a name whose first address refuses.
 # bench/pair-capacity.sh counts late chunks with it.
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
@@ -19,8 +22,19 @@ field() {
 	sed -n "s/.* \([0-9]*\) $1.*/\1/p" <<<"$2"
 }
 
+# shellcheck source=selftests/lib/fetch.sh
+. "$HERE/../lib/fetch.sh"
+
+# in_hosts HOSTS CMD...: CMD in a mount namespace of its own, where the
+# file HOSTS is /etc/hosts
+in_hosts() {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+		sh "$@"
+}
+
 ktap_header
-ktap_plan 14
+ktap_plan 19
 http_setup
 http_movie m.ts 2 || ktap_bail_out "cannot register m.ts"
 size=$(stat -c %s "$TMP/m.ts")
@@ -50,6 +64,19 @@ check_eq "nobody listening: refused" \
 	"1 kvod-fetch: $HTTP_ADDR:$((HTTP_PORT + 1)): Connection refused" "$? $err"
 "$FETCH" -o /dev/null "http:/$HTTP_ADDR/m.ts" 2>/dev/null
 check_eq "bad URL: usage error" 2 "$?"
+# Times that are no number of seconds, or that overflow an int of ms:
+# before, inf and 1e300 switched the --timeout watchdog off for good.
+rcs=
+for d in inf nan 1e300 0x10 2000000 0 -1; do
+	"$FETCH" --duration "$d" -o /dev/null "$URL/m.ts" 2>"$TMP/err"
+	rcs+="$? "
+	grep -q "^kvod-fetch: invalid argument to --duration: '$d' (seconds" \
+		"$TMP/err" || rcs+="(no message) "
+done
+"$FETCH" --rate 8M --seek-every inf -o /dev/null "$URL/m.ts" 2>/dev/null
+rcs+=$?
+check_eq "--duration inf, nan, 1e300, 0x10, 2000000, 0, -1 and --seek-every inf: usage errors" \
+	"2 2 2 2 2 2 2 2" "$rcs"
 
 # Player mode. 8 Mbit/s is far below what loopback carries here.
 out=$("$FETCH" --rate 8M --cache 300 --chunk 64k "$URL/m.ts" 2>&1 >"$TMP/out")
@@ -85,6 +112,95 @@ check_eq "player with seeks: runs, none late" "0 yes 0" \
 	"$rc $([ "${seeks:-0}" -ge 4 ] && echo yes) $(field late "$out")"
 check_eq "... each seek a new connection" $((${seeks:-0} + 1)) \
 	$(($(http_counter accepted) - acc))
+
+# SIGTERM mid-transfer: the movie is not done, and the exit status says
+# so (128 + 15), where it was 0 with a truncated output.
+got=$(sigterm_midway "$(time_limit 20)" "$size" "$TMP/part" "$TMP/err" \
+	"$FETCH" --rate 1M --cache 300 --chunk 64k -o "$TMP/part" "$URL/m.ts")
+ktap_print_msg "$(cat "$TMP/err")"
+check_eq "SIGTERM mid-transfer: exit 143, says so, output cut short" \
+	"143 yes yes" "$got"
+
+# An IPv6 literal: kvod's listener on [::1] (IPv6 only), byte-exact.
+rm -f "$TMP/out"
+if http_listen "[::1]" "$HTTP_PORT"; then
+	"$FETCH" -q -o "$TMP/out" "http://[::1]:$HTTP_PORT/m.ts"
+	rc=$?
+	check_eq "IPv6 literal URL: byte-exact" "0 $(sha "$TMP/m.ts")" \
+		"$rc $(sha "$TMP/out")"
+	http_unlisten "[::1]" "$HTTP_PORT"
+else
+	ktap_skip "IPv6 literal URL: byte-exact" "cannot listen on [::1]"
+fi
+
+# The Host header (RFC 9110 7.2): kvod's server does not look at its
+# value, so a listener of our own records it, for an IPv6 literal and a
+# port other than 80 (nginx answers "Host: ::1" with 400), and for port
+# 80, which is left out. It answers 404, so kvod-fetch exits 1.
+hport=$((HTTP_PORT + 2))
+rm -f "$TMP/up" "$TMP/hosts"
+"$PY" -S -c '
+import socket, sys
+out, up, port, limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+socks = []
+for fam, addr in ((socket.AF_INET6, ("::1", port)), (socket.AF_INET, ("127.0.0.1", port)),
+                  (socket.AF_INET, ("127.0.0.1", 80))):
+    s = socket.socket(fam)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(addr)
+    s.listen(1)
+    s.settimeout(limit)
+    socks.append(s)
+open(up, "w").close()
+with open(out, "w") as f:
+    for s in socks:
+        c, _ = s.accept()
+        c.settimeout(limit)
+        req = b""
+        while b"\r\n\r\n" not in req:
+            got = c.recv(4096)
+            if not got:
+                break
+            req += got
+        hosts = [l[5:].strip() for l in req.decode().split("\r\n")
+                 if l.lower().startswith("host:")]
+        f.write(",".join(hosts) + "\n")
+        f.flush()
+        c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+        c.close()
+' "$TMP/hosts" "$TMP/up" "$hport" "$(time_limit 60)" &
+lis=$!
+if wait_for "$(time_limit 30)" test -e "$TMP/up"; then
+	for u in "[::1]:$hport" "127.0.0.1:$hport" 127.0.0.1; do
+		"$FETCH" -o /dev/null "http://$u/m.ts" 2>/dev/null
+	done
+fi
+wait "$lis"
+check_eq "Host header: [::1]:PORT, 127.0.0.1:PORT, and 127.0.0.1 for port 80" \
+	"[::1]:$hport 127.0.0.1:$hport 127.0.0.1" \
+	"$(tr '\n' ' ' <"$TMP/hosts" 2>/dev/null | sed 's/ $//')"
+
+# A name whose first address refuses: kvod-fetch tries the next one,
+# which it did not when the first connect was under way asynchronously.
+# A /etc/hosts of our own in a mount namespace gives the name two
+# addresses; getaddrinfo() orders them, so kvod listens on the second.
+printf '127.0.0.2 kvodfb\n127.0.0.3 kvodfb\n' >"$TMP/etc-hosts"
+read -r first second _ <<<"$(in_hosts "$TMP/etc-hosts" getent ahosts kvodfb |
+	awk '$2 == "STREAM" { printf "%s ", $1 }')"
+desc="a name whose first address refuses: the next one serves it"
+rm -f "$TMP/out"
+if [ -z "$second" ]; then
+	ktap_skip "$desc" "no name with two addresses here (unshare, /etc/hosts)"
+elif http_listen "$second" "$HTTP_PORT"; then
+	ktap_print_msg "kvodfb is $first (nobody listens), then $second"
+	in_hosts "$TMP/etc-hosts" "$FETCH" -q -o "$TMP/out" \
+		"http://kvodfb:$HTTP_PORT/m.ts"
+	rc=$?
+	check_eq "$desc" "0 $(sha "$TMP/m.ts")" "$rc $(sha "$TMP/out")"
+	http_unlisten "$second" "$HTTP_PORT"
+else
+	ktap_fail "$desc"
+fi
 
 "$KVODCTL" unlisten http "$HTTP_ADDR:$HTTP_PORT"
 kvod_unload

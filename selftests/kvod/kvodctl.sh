@@ -58,10 +58,14 @@ slurp()
 }
 
 # run ARGS...: kvodctl ARGS; sets RC, OUT (stdout without the last
-# newline) and ERR (stderr, exact).
+# newline) and ERR (stderr, exact). With RUN_LIMIT set, kvodctl is killed
+# after that many seconds (RC 124).
 run()
 {
-	"$KVODCTL" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+	local limit=()
+
+	[ -z "${RUN_LIMIT:-}" ] || limit=(timeout "$RUN_LIMIT")
+	"${limit[@]}" "$KVODCTL" "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
 	RC=$?
 	slurp "$TMP/out" OUT
 	OUT=${OUT%$'\n'}
@@ -326,7 +330,17 @@ t_refused_any()
 t_add_empty()
 {
 	: >"$TMP/empty"
-	t_refused 1 "" add new "$TMP/empty"
+	t_refused 1 "kvodctl: add new: $TMP/empty: empty file" \
+		add new "$TMP/empty"
+}
+
+# A FIFO without a writer: refused at once, not waited on in open().
+t_add_fifo()
+{
+	mkfifo "$TMP/fifo_add" || fail "mkfifo failed" || return 1
+	RUN_LIMIT=$(time_limit 10) t_refused 1 \
+		"kvodctl: add new: $TMP/fifo_add: not a regular file" \
+		add new "$TMP/fifo_add"
 }
 
 t_del()
@@ -465,9 +479,12 @@ for r in "" "-1" "0" "8.7Mb" "1e6" "12x" "1.2.3" "1.0005k" \
 done
 add_test add_rate_missing t_refused 2 "" add new "$REPO/Makefile" --bitrate
 add_test add_missing_file t_refused 1 "" add new /nonexistent/file
-add_test add_directory t_refused 1 "" add new /tmp
+add_test add_directory t_refused 1 "kvodctl: add new: /tmp: not a regular file" \
+	add new /tmp
 add_test add_empty_file t_add_empty
-add_test add_char_device t_refused 1 "" add new /dev/zero
+add_test add_char_device t_refused 1 \
+	"kvodctl: add new: /dev/zero: not a regular file" add new /dev/zero
+add_test add_fifo t_add_fifo
 add_test add_too_few_args t_refused 2 "" add new
 add_test add_too_many_args t_refused 2 "" add new "$REPO/Makefile" extra
 add_test add_json_option t_refused 2 "" add new "$REPO/Makefile" --json
@@ -492,6 +509,9 @@ for e in "0" "65536" "80x" "localhost:80" "::1:80" "[::1]" "[::1]:" \
 done
 add_test listen_scope_not_needed t_refused 1 "kvodctl: listen [::1%lo]:8080: " \
 	listen http "[::1%lo]:8080"
+add_test unlisten_unknown t_refused 1 \
+	"kvodctl: unlisten 127.0.0.1:8089: no such listener" \
+	unlisten http 127.0.0.1:8089
 for u in "udp://5004" "rtp://127.0.0.1:5004" "udp://[::1]" "127.0.0.1:5004"; do
 	add_test "push_bad_url_$u" t_refused 2 "kvodctl: push $u: not udp://HOST:PORT" \
 		push m1 "$u"
@@ -516,6 +536,14 @@ add_test live_feed_unknown t_refused 1 "kvodctl: live feed nope: no such channel
 	live feed nope
 add_test live_feed_movie t_refused 1 "kvodctl: live feed m1: not a live channel" \
 	live feed m1
+# A bad name is not "not a live channel", although the kernel's EINVAL
+# would mean either.
+add_test live_feed_bad_name t_refused 2 \
+	"kvodctl: live feed: invalid name 'a b': 1..63 bytes of [A-Za-z0-9._-], not . or .." \
+	live feed "a b"
+add_test live_feed_dotdot t_refused 2 \
+	"kvodctl: live feed: invalid name '..': 1..63 bytes of [A-Za-z0-9._-], not . or .." \
+	live feed ..
 add_test live_feed_json_option t_refused 2 "" live feed tv --json
 add_test live_del t_live_del
 add_test del_all t_del_all

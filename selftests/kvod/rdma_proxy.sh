@@ -10,7 +10,9 @@
 # leaves mid-stream does not disturb the rest, a server that goes away gets 502
 # with a reason, and the proxy reconnects once it is back; a connect in
 # progress stalls no other player, and a server too slow to answer the
-# connect gets 504.
+# connect gets 504. Out of file descriptors (a low ulimit -n), the proxy
+# warns at start, waits for a free one without spinning or flooding its
+# log, and serves again once players leave.
 #
 # timeout: 600
 # transports: rxe siw siwlo
@@ -66,8 +68,18 @@ vlc_frames() {
 	frames "$RDMA_TMP/vlc.ts"
 }
 
+# cpu_ms PID: the user and system CPU time PID has used, in ms. Fields
+# 14 and 15 of /proc/PID/stat, counted after the ")" that ends its name.
+cpu_ms() {
+	local stat
+
+	stat=$(<"/proc/$1/stat")
+	read -r -a stat <<<"${stat##*) }"
+	echo $(((stat[11] + stat[12]) * 1000 / $(getconf CLK_TCK)))
+}
+
 ktap_header
-ktap_plan 23
+ktap_plan 26
 [ -x "$KVOD_PROXY" ] || ktap_bail_out "$KVOD_PROXY not built (make tools)"
 rdma_test_start
 
@@ -230,6 +242,48 @@ wait_test 10 = 0 rdma_counter active
 check_eq "its RDMA connections are gone from the server" 0 \
 	"$(rdma_counter active)"
 ktap_print_msg "proxy log: $(tr '\n' ' ' <"$RDMA_TMP/proxy.log")"
+
+# Out of descriptors: a proxy allowed 64 of them (the hard limit too, so
+# it cannot raise it) and 80 players, who only connect. Past about 59 of
+# them accept4() fails with EMFILE and leaves the rest in the backlog; the
+# proxy must then wait for a descriptor, neither spinning on its
+# level-triggered listening socket nor logging each failure.
+PROXY2=127.0.0.1:8555
+(ulimit -n 64 && exec "$KVOD_PROXY" -f --listen "$PROXY2" --chunk 64k \
+	--depth 4 --timeout "$TIMEOUT" "$RDMA_URL" 2>"$RDMA_TMP/proxy2.log") &
+proxy_pid=$!
+wait_for "$(time_limit 10)" curl -s -o /dev/null "http://$PROXY2/" ||
+	ktap_bail_out "kvod-proxy does not answer on $PROXY2: $(cat "$RDMA_TMP/proxy2.log")"
+check_eq "RLIMIT_NOFILE too low for --max-clients: a warning at start" 1 \
+	"$(grep -c '^kvod-proxy: --max-clients 1024 needs about [0-9]* descriptors, but RLIMIT_NOFILE is 64' "$RDMA_TMP/proxy2.log")"
+fds=()
+for i in $(seq 80); do
+	exec {fd}<>"/dev/tcp/${PROXY2%:*}/${PROXY2#*:}" && fds+=("$fd")
+done
+wait_for "$(time_limit 10)" grep -q '^kvod-proxy: accept: ' \
+	"$RDMA_TMP/proxy2.log"
+cpu=$(cpu_ms "$proxy_pid")
+sleep 3
+cpu=$(($(cpu_ms "$proxy_pid") - cpu))
+logged=$(grep -c '^kvod-proxy: accept: ' "$RDMA_TMP/proxy2.log")
+ktap_print_msg "${#fds[@]} players connected; in 3 s the proxy used $cpu ms of CPU and logged $logged accept failure(s)"
+check_eq "at EMFILE: no busy loop (< 300 ms of CPU in 3 s), one log line" \
+	"yes yes" \
+	"$([ "$cpu" -lt 300 ] && echo yes) $([ "$logged" -ge 1 ] && [ "$logged" -le 2 ] && echo yes)"
+for fd in "${fds[@]}"; do
+	exec {fd}>&-
+done
+# The waiting players are accepted and find their peer gone: the proxy is
+# down to its own few descriptors again.
+wait_test "$(time_limit 10)" -le 8 \
+	sh -c "ls /proc/$proxy_pid/fd | wc -l"
+check_eq "once players leave, a fresh one is served, byte-exact" \
+	"$(sha256sum <"$RDMA_TMP/beta")" \
+	"$(curl -sf --max-time "$(time_limit 60)" "http://$PROXY2/beta" | sha256sum)"
+kill "$proxy_pid"
+wait "$proxy_pid"
+proxy_pid=
+ktap_print_msg "proxy log: $(head -c 2000 "$RDMA_TMP/proxy2.log" | tr '\n' ' ')"
 
 rdma_test_stop
 ktap_finish

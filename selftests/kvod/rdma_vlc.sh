@@ -6,7 +6,9 @@
 # many frames as it does from the file; an MP4 whose index is at the end
 # makes it seek, and a --start-time seeks again, each on the one
 # connection it opened (the server's accepted counter proves it); an
-# unknown movie fails with kvod-fetch's wording in VLC's log.
+# unknown movie fails with kvod-fetch's wording in VLC's log, and a
+# --kvod-timeout out of 1..600000 ms fails the open, saying so, before any
+# connect.
 #
 # timeout: 600
 # transports: rxe siw
@@ -37,7 +39,7 @@ vlc() {
 }
 
 ktap_header
-ktap_plan 6
+ktap_plan 7
 [ -f "$PLUGIN_DIR/libkvod_plugin.so" ] ||
 	ktap_bail_out "$PLUGIN_DIR/libkvod_plugin.so not built (make tools)"
 rdma_test_start
@@ -75,6 +77,18 @@ vlc "$RDMA_URL/nosuchmovie"
 check_eq "unknown movie: kvod-fetch's words in VLC's log" 1 \
 	"$(grep -c 'kvod stream error: nosuchmovie: movie not found' "$RDMA_TMP/vlc.log")"
 ktap_print_msg "$(grep kvod "$RDMA_TMP/vlc.log")"
+
+before=$(rdma_counter accepted)
+bad=
+# Both ends of the range; each VLC run costs seconds in the guest.
+for t in 0 2147483648; do
+	vlc "$RDMA_URL/sample.mp4" "--kvod-timeout=$t"
+	grep -q "kvod stream error: --kvod-timeout $t: not in 1\.\.600000 ms" \
+		"$RDMA_TMP/vlc.log" || bad+=" $t"
+done
+ktap_print_msg "$(grep kvod "$RDMA_TMP/vlc.log")"
+check_eq "--kvod-timeout 0 and 2^31: refused with the range, no connect" \
+	"|0" "$bad|$(($(rdma_counter accepted) - before))"
 
 wait_test "$(time_limit 10)" = 0 rdma_counter active
 check_eq "every connection VLC opened is released" 0 "$(rdma_counter active)"

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 46
+ktap_plan 52
 
 trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
@@ -73,6 +73,21 @@ check_tc_err "garbage time" 'illegal value for "horizon"' \
 	change root tsock horizon 5parsecs
 check_tc_err "negative time" 'illegal value for "tolerance"' \
 	change root tsock tolerance -1ms
+# What strtod() took before (tools/tc/tsock_time.c; the host test
+# tsock_time_test has every case): a blank that hid the minus (this one
+# became 0), nan, hex, an exponent; and a part of a nanosecond (rounded).
+check_tc_err "a blank before a minus" 'illegal value for "tolerance"' \
+	change root tsock tolerance " -0.4ns"
+check_tc_err "nan time" 'illegal value for "tolerance"' \
+	change root tsock tolerance nan
+check_tc_err "hex time" 'illegal value for "tolerance"' \
+	change root tsock tolerance 0x10ns
+check_tc_err "exponent in a time" 'illegal value for "tolerance"' \
+	change root tsock tolerance 1e3ns
+check_tc_err "part of a nanosecond" 'illegal value for "tolerance"' \
+	change root tsock tolerance 1.5ns
+check_eq "tc's refusals left the tolerance alone" 2500000 \
+	"$(qopt tolerance_ns)"
 check_tc_err "sub-microsecond horizon" 'illegal value for "horizon"' \
 	change root tsock horizon 1500ns
 check_tc_err "count too large" 'illegal value for "limit"' \

@@ -3,16 +3,19 @@
  * txrecv: receive a test stream and measure when each packet arrived
  * (SO_TIMESTAMPNS, the kernel's receive time) against when it was due.
  *
- *   txrecv -p PORT [-n COUNT] [-t IDLE_MS] [-T TOTAL_MS] [-R PPS] [-o FILE]
- *          [-P FILE]
+ *   txrecv -p PORT [-a ADDR] [-n COUNT] [-t IDLE_MS] [-T TOTAL_MS]
+ *          [-R PPS] [-o FILE] [-P FILE]
  *
- * Stops after COUNT packets, after IDLE ms without one (counted from the
- * start until the first comes), or after TOTAL ms. Without -R packets
- * carry a struct txt_hdr with their due time. With -R the stream is RTP
- * (kvod's push): the due time of packet k is taken as k / PPS after the
- * first, where k counts RTP sequence numbers; the RTP header and MPEG-TS
- * payload are checked too, and -P FILE writes the RTP payloads to FILE in
- * arrival order (to compare with the movie).
+ * Binds UDP PORT (0: any free port) on IPv4 address ADDR (default all)
+ * and prints "listening port=N" once it has. Stops after COUNT packets,
+ * after IDLE ms without one (counted from the start until the first
+ * comes), or after TOTAL ms. Without -R packets carry a struct txt_hdr
+ * with their due time. With -R the stream is RTP (kvod's push): the due
+ * time of packet k is taken as k / PPS after the first, where k counts
+ * RTP sequence numbers (rtp_unwrap()); the RTP header and MPEG-TS payload
+ * are checked too, and -P FILE writes the RTP payloads to FILE in arrival
+ * order (to compare with the movie). -o FILE writes one line per packet:
+ * flow, seq (k with -R), due and arrival time in ns.
  *
  * Prints key=value pairs:
  *   received, in_order (arrivals in due-time order), bad (malformed),
@@ -20,12 +23,18 @@
  *   jit_p50_us/jit_p99_us/jit_max_us: the same after removing the median
  *   of (arrival - due), i.e. the constant path delay,
  *   seq_dup/seq_gap (with -R): packets whose sequence number is not
- *   ahead of the previous one, and packets that skip numbers,
+ *   ahead of the newest one so far (duplicates and late packets), and
+ *   packets that skip numbers,
  *   first_ms/last_ms: first and last arrival relative to the first due,
  *   min_err_us: the smallest (arrival - due); negative means early.
+ *
+ * Exit status: 0, 1 if it cannot run (socket, memory), 2 bad usage.
+ * selftests/host/txrecv_test.sh tests it on the host's loopback.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -41,7 +50,14 @@ struct rec {
 	int64_t due;
 	int64_t rx;
 	uint32_t flow;
-	uint64_t seq;
+	int64_t seq;
+};
+
+/* The 16-bit RTP sequence numbers so far, unwrapped (rtp_unwrap()). */
+struct rtp_seq_state {
+	long k;			/* the newest packet's k, -1 before the first */
+	long last;		/* its sequence number */
+	long dup, gap;		/* seq_dup, seq_gap */
 };
 
 static int cmp_i64(const void *a, const void *b)
@@ -76,46 +92,195 @@ static long rtp_seq(const unsigned char *p, ssize_t n)
 	return (p[2] << 8) | p[3];
 }
 
-int main(int argc, char **argv)
+/*
+ * Packet k of the stream for sequence number @s: the signed 16-bit
+ * distance from the newest number so far decides. A packet at or behind
+ * it (a duplicate, or one overtaken on the way) is counted in dup and
+ * gets its own k, but does not move the newest: otherwise one late packet
+ * would add about 65536 to the k, and so to the due time, of every packet
+ * after it. A packet ahead of it by more than one counts in gap.
+ */
+static long rtp_unwrap(struct rtp_seq_state *st, long s)
 {
-	long want = 0, idle = 1000, total = 60000, n = 0, cap = 1 << 16;
-	long bad = 0, i, in_order = 1, rtp_k = -1, rtp_last = -1;
-	long seq_dup = 0, seq_gap = 0;
-	FILE *payload = NULL;
-	struct rec *r = malloc(cap * sizeof(*r));
-	const char *out = NULL;
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	int64_t start, *e, *j, med, first_due = 0, min_err = 0;
-	double rtp_pps = 0;
-	int fd, c, one = 1, rcvbuf = 16 << 20;
-	unsigned char buf[65536];
+	int16_t d;
 
-	while ((c = getopt(argc, argv, "p:n:t:T:R:o:P:")) != -1) {
+	if (st->k < 0) {
+		st->k = 0;
+		st->last = s;
+		return 0;
+	}
+	d = (int16_t)(uint16_t)(s - st->last);
+	if (d <= 0) {
+		st->dup++;
+		return st->k + d;
+	}
+	if (d > 1)
+		st->gap++;
+	st->k += d;
+	st->last = s;
+	return st->k;
+}
+
+/* A decimal number in [@min, @max], or -1. */
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+struct opts {
+	struct sockaddr_in sa;
+	long want, idle, total;
+	double rtp_pps;
+	const char *out;
+	FILE *payload;
+};
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: txrecv -p PORT [-a ADDR] [-n COUNT] [-t IDLE_MS] [-T TOTAL_MS]\n"
+		"              [-R PPS] [-o FILE] [-P FILE]\n");
+	return 2;
+}
+
+static int bad_arg(int c, const char *arg)
+{
+	fprintf(stderr, "txrecv: invalid -%c '%s'\n", c, arg);
+	return 2;
+}
+
+/* 0, or the exit status after saying what is wrong. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	long v;
+	char *end;
+	int c, port = 0;
+
+	while ((c = getopt(argc, argv, "p:a:n:t:T:R:o:P:")) != -1) {
 		switch (c) {
-		case 'p': sa.sin_port = htons(atoi(optarg)); break;
-		case 'n': want = atol(optarg); break;
-		case 't': idle = atol(optarg); break;
-		case 'T': total = atol(optarg); break;
-		case 'R': rtp_pps = atof(optarg); break;
-		case 'o': out = optarg; break;
+		case 'p':
+			if (parse_long(optarg, 0, 65535, &v))
+				return bad_arg(c, optarg);
+			o->sa.sin_port = htons(v);
+			port = 1;
+			break;
+		case 'a':
+			if (inet_pton(AF_INET, optarg, &o->sa.sin_addr) != 1)
+				return bad_arg(c, optarg);
+			break;
+		case 'n':
+			if (parse_long(optarg, 0, LONG_MAX, &o->want))
+				return bad_arg(c, optarg);
+			break;
+		case 't':
+			if (parse_long(optarg, 1, INT_MAX, &o->idle))
+				return bad_arg(c, optarg);
+			break;
+		case 'T':
+			if (parse_long(optarg, 1, INT_MAX, &o->total))
+				return bad_arg(c, optarg);
+			break;
+		case 'R':
+			errno = 0;
+			o->rtp_pps = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !isfinite(o->rtp_pps) || o->rtp_pps <= 0)
+				return bad_arg(c, optarg);
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
 		case 'P':
-			payload = fopen(optarg, "w");
-			if (!payload) {
+			o->payload = fopen(optarg, "w");
+			if (!o->payload) {
 				perror(optarg);
 				return 1;
 			}
 			break;
-		default: return 2;
+		default:
+			return usage();
 		}
 	}
+	if (!port || optind != argc)
+		return usage();
+	return 0;
+}
+
+/* The socket, bound, or -1 after saying why not. */
+static int rx_socket(struct sockaddr_in *sa)
+{
+	int fd, one = 1, rcvbuf = 16 << 20;
+	socklen_t len = sizeof(*sa);
+
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+	if (fd < 0) {
+		perror("socket");
+		return -1;
+	}
+	/* Without receive times there is nothing to measure. */
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one))) {
+		perror("SO_TIMESTAMPNS");
+		goto err;
+	}
+	/* Best effort: the kernel caps it at rmem_max anyway. */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (bind(fd, (struct sockaddr *)sa, sizeof(*sa)) ||
+	    getsockname(fd, (struct sockaddr *)sa, &len)) {
 		perror("bind");
+		goto err;
+	}
+	return fd;
+err:
+	close(fd);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.sa = { .sin_family = AF_INET },
+		.idle = 1000,
+		.total = 60000,
+	};
+	struct rtp_seq_state rtp = { .k = -1 };
+	long want, idle, total, n = 0, cap = 1 << 16;
+	long bad = 0, i, in_order = 1;
+	FILE *payload;
+	struct rec *r, *nr;
+	const char *out;
+	int64_t start, *e, *j, med, first_due = 0, min_err = 0;
+	double rtp_pps;
+	int fd, ret;
+	unsigned char buf[65536];
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret)
+		return ret;
+	want = o.want;
+	idle = o.idle;
+	total = o.total;
+	rtp_pps = o.rtp_pps;
+	out = o.out;
+	payload = o.payload;
+	r = malloc(cap * sizeof(*r));
+	if (!r) {
+		perror("txrecv");
 		return 1;
 	}
-	printf("listening\n");
+	fd = rx_socket(&o.sa);
+	if (fd < 0)
+		return 1;
+	printf("listening port=%u\n", ntohs(o.sa.sin_port));
 	fflush(stdout);
 
 	start = txt_now(CLOCK_MONOTONIC);
@@ -145,34 +310,27 @@ int main(int argc, char **argv)
 				rx = ts.tv_sec * 1000000000LL + ts.tv_nsec;
 			}
 		if (n == cap) {
+			nr = realloc(r, 2 * cap * sizeof(*r));
+			if (!nr) {
+				perror("txrecv");
+				return 1;
+			}
+			r = nr;
 			cap *= 2;
-			r = realloc(r, cap * sizeof(*r));
 		}
 		if (rtp_pps > 0) {
-			long s = rtp_seq(buf, len);
+			long s = rtp_seq(buf, len), k;
 
 			if (s < 0) {
 				bad++;
 				continue;
 			}
-			/* Unwrap the 16-bit sequence number. */
-			if (rtp_last < 0) {
-				rtp_k = 0;
-			} else {
-				uint16_t d = s - rtp_last;
-
-				if (d == 0 || d >= 0x8000)
-					seq_dup++;
-				else if (d > 1)
-					seq_gap++;
-				rtp_k += d;
-			}
-			rtp_last = s;
+			k = rtp_unwrap(&rtp, s);
 			if (payload)
 				fwrite(buf + 12, 1, len - 12, payload);
-			r[n].seq = rtp_k;
+			r[n].seq = k;
 			r[n].flow = 0;
-			r[n].due = (int64_t)(rtp_k * 1e9 / rtp_pps);
+			r[n].due = (int64_t)(k * 1e9 / rtp_pps);
 		} else {
 			struct txt_hdr h;
 
@@ -195,6 +353,10 @@ int main(int argc, char **argv)
 
 	e = calloc(n + 1, sizeof(*e));
 	j = calloc(n + 1, sizeof(*j));
+	if (!e || !j) {
+		perror("txrecv");
+		return 1;
+	}
 	for (i = 0; i < n; i++) {
 		if (i && r[i].due < r[i - 1].due)
 			in_order = 0;
@@ -218,8 +380,8 @@ int main(int argc, char **argv)
 		FILE *f = fopen(out, "w");
 
 		for (i = 0; f && i < n; i++)
-			fprintf(f, "%u %llu %lld %lld\n", r[i].flow,
-				(unsigned long long)r[i].seq,
+			fprintf(f, "%u %lld %lld %lld\n", r[i].flow,
+				(long long)r[i].seq,
 				(long long)r[i].due, (long long)r[i].rx);
 		if (f)
 			fclose(f);
@@ -228,7 +390,7 @@ int main(int argc, char **argv)
 		fclose(payload);
 	printf("received=%ld in_order=%ld bad=%ld\n", n, in_order, bad);
 	if (rtp_pps > 0)
-		printf("seq_dup=%ld seq_gap=%ld\n", seq_dup, seq_gap);
+		printf("seq_dup=%ld seq_gap=%ld\n", rtp.dup, rtp.gap);
 	/* RTP carries no absolute due time: only the jitter means something. */
 	if (rtp_pps <= 0)
 		printf("err_p50_us=%.1f err_p99_us=%.1f err_max_us=%.1f\n",

@@ -1,31 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RATE, a bit rate in bits/s: DIGITS [ "." DIGITS ] [ SUFFIX ], where the
- * suffix k or K multiplies by 10^3, m or M by 10^6, g or G by 10^9.
+ * RATE, a bit rate in bits/s: a DECIMAL (decimal.c) and an optional
+ * suffix, k or K for 10^3, m or M for 10^6, g or G for 10^9.
  *
- * It is parsed with integers only, by moving the decimal point right by
- * the suffix's exponent: "8.7M" is 8 7 0 0 0 0 0, exactly 8700000. Digits
- * left of the new point must fit in 64 bits; digits right of it must all
- * be zero, since a rate is a whole number of bits/s; and the rate must not
- * be zero. Signs, blanks, exponents ("1e6"), units ("8.7Mb"), a bare
- * point (".5", "5.") and anything else are rejected.
+ * The suffix's power of ten scales the DECIMAL with integers only: "8.7M"
+ * is exactly 8700000. The product must fit in 64 bits and be a whole,
+ * non-zero number of bits/s. Signs, blanks, exponents ("1e6"), units
+ * ("8.7Mb"), a bare point (".5", "5.") and anything else are rejected.
  *
  * SIZE, for byte counts and counts, is kvod_parse_size() below.
  *
  * selftests/host/rate_test.c holds the cases.
  */
 #include "rate.h"
+#include "decimal.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define DIGITS	"0123456789"
-
-/* The power of ten that suffix @c stands for, -1 if none. */
-static int suffix_exp(char c)
+/* The power of ten that suffix @s stands for, -1 if none. */
+static int suffix_exp(const char *s)
 {
-	switch (c) {
+	if (*s && s[1])
+		return -1;
+	switch (*s) {
 	case '\0':
 		return 0;
 	case 'k':
@@ -41,15 +39,6 @@ static int suffix_exp(char c)
 	return -1;
 }
 
-/* *v = *v * 10 + d, unless that overflows. */
-static int push_digit(uint64_t *v, char d)
-{
-	if (__builtin_mul_overflow(*v, 10, v) ||
-	    __builtin_add_overflow(*v, (unsigned int)(d - '0'), v))
-		return -ERANGE;
-	return 0;
-}
-
 /**
  * kvod_parse_rate() - parse a RATE
  * @s: the text
@@ -60,39 +49,15 @@ static int push_digit(uint64_t *v, char d)
  */
 int kvod_parse_rate(const char *s, uint64_t *rate)
 {
-	const char *frac = "";
-	size_t nint, nfrac = 0, i;
-	const char *p = s;
-	uint64_t v = 0;
-	int exp;
+	int exp = suffix_exp(s + kvod_decimal_len(s));
+	uint64_t v;
+	int err;
 
-	nint = strspn(p, DIGITS);
-	if (!nint)
+	if (exp < 0)
 		return -EINVAL;
-	p += nint;
-	if (*p == '.') {
-		frac = ++p;
-		nfrac = strspn(p, DIGITS);
-		if (!nfrac)
-			return -EINVAL;
-		p += nfrac;
-	}
-	exp = suffix_exp(*p);
-	if (exp < 0 || (*p && p[1]))
-		return -EINVAL;
-
-	for (i = 0; i < nint; i++) {
-		if (push_digit(&v, s[i]))
-			return -ERANGE;
-	}
-	for (i = 0; i < (size_t)exp; i++) {
-		if (push_digit(&v, i < nfrac ? frac[i] : '0'))
-			return -ERANGE;
-	}
-	for (; i < nfrac; i++) {
-		if (frac[i] != '0')
-			return -EINVAL;
-	}
+	err = kvod_decimal_scale(s, exp, &v);
+	if (err)
+		return err;
 	if (!v)
 		return -EINVAL;
 	*rate = v;

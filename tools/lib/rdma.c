@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "rdma.h"
+#include "rdma_check.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -388,6 +389,7 @@ static unsigned int granted_depth(const struct kvod_conn *c,
 static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 {
 	const struct kvod_rdma_reply *r = ev->param.conn.private_data;
+	char why[160];
 
 	if (!r || ev->param.conn.private_data_len < sizeof(*r))
 		return fail(c, KVOD_FAIL_PROTOCOL,
@@ -409,11 +411,10 @@ static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 	c->table_rkey = be32toh(r->table_rkey);
 	c->table_len = be32toh(r->table_len);
 	c->nr_segments = be32toh(r->nr_segments);
-	if (!c->nr_segments || c->table_len !=
-	    c->nr_segments * sizeof(struct kvod_rdma_segment))
-		return fail(c, KVOD_FAIL_PROTOCOL,
-			    "accept: table of %u bytes for %u segments",
-			    c->table_len, c->nr_segments);
+	/* The table's size is the server's word: bound it before table_post(). */
+	if (kvod_table_check(c->movie_size, c->nr_segments, c->table_len,
+			     why, sizeof(why)))
+		return fail(c, KVOD_FAIL_PROTOCOL, "accept: %s", why);
 	/* A live channel's mirror is no movie: only for callers that know. */
 	if ((c->reply_flags & KVOD_RDMA_LIVE) && !c->live_ok) {
 		c->rej_status = KVOD_RDMA_NOT_MOVIE;
@@ -912,7 +913,18 @@ int kvod_connect_start(struct kvod_conn *c, const struct kvod_conn_opts *o)
 	return 0;
 }
 
-/* Sleep on the channels and step until done or failed. */
+/*
+ * Whether the caller's stop flag is set. Checked before each sleep, and
+ * again after a signal ends one: a signal that came just before the
+ * check and the poll() is seen at the end of that sleep, which the step
+ * or the caller's timeout bounds.
+ */
+static int stopped(const struct kvod_conn *c)
+{
+	return c->stop && *c->stop;
+}
+
+/* Sleep on the channels and step until done, failed or stopped. */
 static int connect_wait(struct kvod_conn *c)
 {
 	int ret;
@@ -924,6 +936,8 @@ static int connect_wait(struct kvod_conn *c)
 		};
 		int64_t left = kvod_connect_wake(c) - now_ms();
 
+		if (stopped(c))
+			return fail(c, KVOD_FAIL_STOPPED, "interrupted");
 		if (poll(pfd, 2, left < 0 ? 0 : left > INT32_MAX ?
 			 INT32_MAX : (int)left) < 0 && errno != EINTR)
 			return fail(c, KVOD_FAIL_LOCAL, "poll: %s",
@@ -936,13 +950,15 @@ static int connect_wait(struct kvod_conn *c)
  * kvod_connect() - connect, get the accept and READY (and, with
  * o->read_table, the segment table), sleeping until then
  *
- * Returns 0 connected and READY; -1 with c->fail and c->err set. Either
- * way call kvod_close() afterwards.
+ * Returns 0 connected and READY; -1 with c->fail and c->err set (also
+ * KVOD_FAIL_STOPPED, once o->stop is set). Either way call kvod_close()
+ * afterwards.
  */
 int kvod_connect(struct kvod_conn *c, const struct kvod_conn_opts *o)
 {
 	if (kvod_connect_start(c, o))
 		return -1;
+	c->stop = o->stop;
 	return connect_wait(c);
 }
 
@@ -1099,7 +1115,8 @@ void kvod_conn_event(struct kvod_conn *c)
  * and the rdma_cm channel at once: a DISCONNECTED or DEVICE_REMOVAL
  * errors the QP, which flushes every outstanding WR, so a caller waiting
  * for its READs always gets them back. Returns the number of completions,
- * 0 on timeout, -1 on failure.
+ * 0 on timeout, -1 on failure, or when there are none and the stop flag
+ * is set (KVOD_FAIL_STOPPED; see rdma.h).
  */
 int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms)
 {
@@ -1127,6 +1144,8 @@ int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms)
 		k = kvod_poll_cq(c, wc, n);
 		if (k)
 			goto out;
+		if (stopped(c))
+			return fail(c, KVOD_FAIL_STOPPED, "interrupted");
 		if (deadline >= 0) {
 			int64_t left = deadline - now_ms();
 

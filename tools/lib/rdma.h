@@ -27,10 +27,16 @@
  *	kvod_close()		disconnect and destroy, in order
  *
  * Nothing here prints; failures leave a sentence in c->err.
+ *
+ * The calls that sleep (kvod_connect(), kvod_read_table(), kvod_poll())
+ * sleep on when a signal interrupts them, unless the caller gave a stop
+ * flag (kvod_conn_opts.stop, which its signal handler sets): once that is
+ * set they sleep no more, and fail with KVOD_FAIL_STOPPED, "interrupted".
  */
 #ifndef KVOD_LIB_RDMA_H
 #define KVOD_LIB_RDMA_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +71,7 @@ enum kvod_fail {
 	KVOD_FAIL_TIMEOUT,	/* a step took too long */
 	KVOD_FAIL_TOOLONG,	/* private data too long for the transport */
 	KVOD_FAIL_LOCAL,	/* a local verbs/rdma_cm call failed */
+	KVOD_FAIL_STOPPED,	/* the caller's stop flag was set */
 };
 
 /* One entry of the segment table, host byte order. */
@@ -92,6 +99,11 @@ struct kvod_conn_opts {
 				 * flags) and post receives for them;
 				 * KVOD_NOTES_AUTO: not over iWARP
 				 */
+	/*
+	 * Or NULL. Once *stop is set, the calls that sleep stop (see
+	 * above); kvod_connect() copies it to c->stop.
+	 */
+	volatile sig_atomic_t *stop;
 };
 
 /*
@@ -146,6 +158,7 @@ struct kvod_conn {
 	int want_table;
 	int live_ok;
 	int want_notes;
+	volatile sig_atomic_t *stop;	/* kvod_conn_opts.stop; may change */
 	char host[256];
 	unsigned char pdata[KVOD_PDATA_CAP];
 	unsigned int pdata_len;

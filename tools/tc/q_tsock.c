@@ -7,7 +7,8 @@
  *	[ slack TIME ] [ flow_limit PACKETS ] [ limit PACKETS ]
  *	[ offload [ lead TIME ] ]
  *
- * TIME takes ns, us, ms or s (a bare number is microseconds, as in tc).
+ * TIME takes ns, us, ms or s (a bare number is microseconds, as in tc):
+ * a decimal number, a whole number of nanoseconds (tsock_time.c).
  * tc finds the plugin as $TC_LIB_DIR/q_tsock.so (default /usr/lib/tc).
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <linux/tsock.h>
 
 #include "tc_plugin.h"
+#include "tsock_time.h"
 
 #ifndef CLOCK_TAI
 #define CLOCK_TAI 11
@@ -32,7 +34,8 @@ static void explain(void)
 		"                 [ tolerance TIME ] [ slack TIME ]\n"
 		"                 [ flow_limit PACKETS ] [ limit PACKETS ]\n"
 		"                 [ offload [ lead TIME ] ]\n"
-		"TIME: NUMBER[ns|us|ms|s], microseconds without a unit\n");
+		"TIME: DIGITS[.DIGITS][ns|us|ms|s], microseconds without a unit,\n"
+		"      a whole number of nanoseconds\n");
 }
 
 static int bad(const char *what, const char *arg)
@@ -43,42 +46,13 @@ static int bad(const char *what, const char *arg)
 	return -1;
 }
 
-/* Parse TIME into nanoseconds; rejects overflow, negatives and junk. */
-static int parse_time_ns(const char *s, uint64_t *ns)
-{
-	static const struct { const char *sfx; uint64_t mul; } units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "usec", 1000 },
-		{ "ms", 1000000 }, { "msec", 1000000 },
-		{ "s", 1000000000 }, { "sec", 1000000000 }, { "", 1000 },
-	};
-	char *end;
-	double v;
-	size_t i;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s)
-		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (!strcmp(end, units[i].sfx)) {
-			v *= units[i].mul;
-			if (v > (double)UINT64_MAX)
-				return -1;
-			*ns = (uint64_t)(v + 0.5);
-			return 0;
-		}
-	}
-	return -1;
-}
-
+/* Decimal digits only: strtoull() would also take blanks and a sign. */
 static int parse_u32(const char *s, __u32 *out)
 {
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || *s == '-')
+	if (!s || *s < '0' || *s > '9')
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -92,7 +66,7 @@ static int parse_time_u32(const char *s, uint64_t div, __u32 *out)
 {
 	uint64_t ns;
 
-	if (parse_time_ns(s, &ns) || ns % div || ns / div > UINT32_MAX)
+	if (tsock_parse_time_ns(s, &ns) || ns % div || ns / div > UINT32_MAX)
 		return -1;
 	*out = ns / div;
 	return 0;

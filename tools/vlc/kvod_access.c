@@ -40,6 +40,7 @@
 #define DEPTH_DEFAULT	8
 #define DEPTH_MAX	64
 #define STEP_MS		100	/* how long a wait goes without checking vlc_killed() */
+#define TIMEOUT_MAX	600000	/* ms, as kvod-fetch's --timeout */
 
 struct kvod_sys {
 	struct kvod_conn c;
@@ -224,7 +225,7 @@ static int Open(vlc_object_t *obj)
 	struct kvod_sys *sys;
 	char host[256], port[8], url[512], pdata[KVOD_REQ_PDATA_MAX];
 	struct kvod_conn_opts o = { .pdata = pdata };
-	int64_t chunk, depth;
+	int64_t chunk, depth, timeout;
 
 	snprintf(url, sizeof(url), "rdma://%s", access->psz_location);
 	sys = calloc(1, sizeof(*sys));
@@ -243,9 +244,17 @@ static int Open(vlc_object_t *obj)
 		free(sys);
 		return VLC_EGENERIC;
 	}
+	/* 0 would time every step out at once; rdma_cm takes an int. */
+	timeout = var_InheritInteger(access, "kvod-timeout");
+	if (timeout < 1 || timeout > TIMEOUT_MAX) {
+		msg_Err(access, "--kvod-timeout %" PRId64 ": not in 1..%d ms",
+			timeout, TIMEOUT_MAX);
+		free(sys);
+		return VLC_EGENERIC;
+	}
 	sys->chunk = chunk;
 	sys->depth = depth;
-	sys->timeout_ms = var_InheritInteger(access, "kvod-timeout");
+	sys->timeout_ms = timeout;
 	o.host = host;
 	o.port = port;
 	o.depth = sys->depth;
@@ -294,7 +303,8 @@ vlc_module_begin()
 	add_integer("kvod-depth", DEPTH_DEFAULT, "READs ahead",
 		    "READs kept posted ahead of the reader", true)
 	add_integer("kvod-timeout", 5000, "Timeout (ms)",
-		    "Per connect step, and for a READ to complete", true)
+		    "Per connect step, and for a READ to complete (1..600000)",
+		    true)
 	set_capability("access", 0)
 	add_shortcut("rdma")
 	set_callbacks(Open, Close)
