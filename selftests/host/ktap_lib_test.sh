@@ -21,7 +21,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 18
+ktap_plan 21
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -47,6 +47,12 @@ check_eq "check_errno by strerror text" "ok 1 d rc=0" \
 	"$(child 'check_errno d ENOENT ls /nonexistent/kvod')"
 check_eq "check_errno wants a failure" "not ok 1 d rc=0" \
 	"$(child 'check_errno d ENOENT true | grep -v "^#"')"
+check_eq "check_says: a failure saying the text" "ok 1 d rc=0" \
+	"$(child 'check_says d "No such file" ls /nonexistent/kvod')"
+check_eq "check_says wants a failure" "not ok 1 d rc=0" \
+	"$(child 'check_says d "" true | grep -v "^#"')"
+check_eq "check_says wants the text" "not ok 1 d rc=0" \
+	"$(child 'check_says d "no such movie" ls /nonexistent/kvod | grep -v "^#"')"
 check_eq "check_fail" "ok 1 d rc=0" "$(child 'check_fail d false')"
 check_eq "check_ok" "ok 1 d rc=0" "$(child 'check_ok d true')"
 check_eq "kvod_load refuses outside the guest" \

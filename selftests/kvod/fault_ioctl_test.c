@@ -5,7 +5,8 @@
  *
  * For each ioctl (ADD of a one-chunk and of a many-chunk movie, DEL, INFO,
  * STATS, the three LISTs, LISTEN and UNLISTEN for HTTP and RDMA, PUSH and
- * STOP) a fail-nth sweep (Documentation/fault-injection/
+ * STOP, LIVE_CREATE of a plain and of a mirrored channel, LIVE_FEED) a
+ * fail-nth sweep (Documentation/fault-injection/
  * fault-injection.rst, "Fault injection via /proc/<pid>/fail-nth") makes
  * the n-th allocation of the call fail, for n = 1, 2, ... until the call
  * succeeds without consuming the injected fault. Allocations are counted
@@ -71,7 +72,7 @@
 	"rdma link del kvod_rxe0 2>/dev/null; ip link del kvodr0 2>/dev/null"
 
 /* The TEST_F(fault, ...) below; the last to end checks for leaks. */
-#define NR_SWEEP_TESTS	9
+#define NR_SWEEP_TESTS	12
 
 static char ko_path[PATH_MAX];
 static bool have_fault, have_rxe;
@@ -182,7 +183,10 @@ static const char *state_diff(const struct state *a, const struct state *b)
 		if (strcmp(x->name, y->name) || x->length != y->length ||
 		    x->bitrate != y->bitrate || x->resident != y->resident ||
 		    x->chunks != y->chunks ||
-		    x->active_clients != y->active_clients)
+		    x->active_clients != y->active_clients ||
+		    x->live_opts != y->live_opts ||
+		    x->live_chunk_size != y->live_chunk_size ||
+		    x->live_seq != y->live_seq)
 			return "a movie";
 	}
 	for (i = 0; i < a->nl && i < ROOM; i++) {
@@ -294,6 +298,7 @@ FIXTURE(fault) {
 	int nth;
 	int small, one, many;	/* movie files */
 	__u32 push;		/* a push the test may stop */
+	int feed;		/* a live channel's feed fd, or -1 */
 };
 
 /*
@@ -304,6 +309,7 @@ FIXTURE(fault) {
 FIXTURE_SETUP(fault)
 {
 	self->dev = self->nth = self->small = self->one = self->many = -1;
+	self->feed = -1;
 	if (!have_fault)
 		SKIP(return, NO_FAULT);
 	self->dev = open(KVOD_DEVICE, O_RDWR | O_CLOEXEC);
@@ -337,6 +343,8 @@ FIXTURE_TEARDOWN(fault)
 		nth_set(self->nth, 0);
 		close(self->nth);
 	}
+	if (self->feed >= 0)
+		close(self->feed);
 	if (self->dev >= 0) {
 		EXPECT_EQ(0, state_clear(self->dev));
 		close(self->dev);
@@ -763,6 +771,134 @@ TEST_F_TIMEOUT(fault, push_start_stop, 600)
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, push_on(self));
 	sweep(_metadata, self, &off);
+}
+
+/* --- LIVE_CREATE and LIVE_FEED ---------------------------------------------- */
+
+/*
+ * A ring of 8 chunks of 64 TS packets (12032 bytes, so 16 KiB slots), and
+ * with KVOD_LIVE_RDMA its mirror: 8 more slots and a page of slot entries.
+ */
+#define LIVE_CHUNK	(64 * 188)
+#define LIVE_SLOT	16384ULL
+#define LIVE_NR		8
+
+static int live_plain(fault_t *f)
+{
+	return kvod_live_create(f->dev, "live", KVOD_LIVE_TS, LIVE_CHUNK,
+				LIVE_NR, 0);
+}
+
+static int live_mirrored(fault_t *f)
+{
+	return kvod_live_create(f->dev, "live", KVOD_LIVE_TS | KVOD_LIVE_RDMA,
+				LIVE_CHUNK, LIVE_NR, 0);
+}
+
+static int live_del(fault_t *f)
+{
+	return kvod_del(f->dev, "live");
+}
+
+/* "live" is there, empty, with the ring (and mirror) resident. */
+static int check_live(fault_t *f, __u32 opts, unsigned long long resident)
+{
+	struct kvod_movie_info mi;
+	int ret = kvod_info(f->dev, "live", &mi);
+
+	if (ret)
+		return ret;
+	if (mi.live_opts != opts || mi.live_chunk_size != LIVE_CHUNK ||
+	    mi.live_seq || mi.resident != resident) {
+		fprintf(stderr, "# live: opts %#x chunk %u seq %llu resident %llu\n",
+			mi.live_opts, mi.live_chunk_size,
+			(unsigned long long)mi.live_seq,
+			(unsigned long long)mi.resident);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_plain(fault_t *f)
+{
+	return check_live(f, KVOD_LIVE_TS, LIVE_NR * LIVE_SLOT);
+}
+
+static int check_mirrored(fault_t *f)
+{
+	return check_live(f, KVOD_LIVE_TS | KVOD_LIVE_RDMA,
+			  2 * LIVE_NR * LIVE_SLOT + 4096);
+}
+
+TEST_F_TIMEOUT(fault, live_create_del, 600)
+{
+	const struct call on = { "LIVE_CREATE", live_plain, live_del,
+				 check_plain, 0 };
+	const struct call off = { "DEL of a channel", live_del, live_plain,
+				  NULL, 0 };
+
+	sweep(_metadata, self, &on);
+	ASSERT_EQ(0, live_plain(self));
+	sweep(_metadata, self, &off);
+}
+
+TEST_F_TIMEOUT(fault, live_create_mirrored, 600)
+{
+	const struct call on = { "LIVE_CREATE --rdma", live_mirrored,
+				 live_del, check_mirrored, 0 };
+
+	sweep(_metadata, self, &on);
+}
+
+static int feed_on(fault_t *f)
+{
+	return kvod_live_feed(f->dev, "live", &f->feed);
+}
+
+/*
+ * The writer leaves with the last reference to its file, at close(); a
+ * new channel in place of the old one starts again from chunk 0.
+ */
+static int feed_off(fault_t *f)
+{
+	int ret = close(f->feed) ? errno : 0;
+
+	f->feed = -1;
+	return ret ?: live_del(f) ?: live_mirrored(f);
+}
+
+/* The fd writes into the channel: one whole chunk completes it. */
+static int check_feed(fault_t *f)
+{
+	static char chunk[LIVE_CHUNK];
+	struct kvod_movie_info mi;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < sizeof(chunk); i += 188)
+		chunk[i] = 0x47;
+	if (write(f->feed, chunk, sizeof(chunk)) != sizeof(chunk))
+		return errno ?: -1;
+	ret = kvod_info(f->dev, "live", &mi);
+	if (ret)
+		return ret;
+	if (!(mi.live_opts & KVOD_LIVE_WRITER) || mi.live_seq != 1)
+		return -1;
+	return 0;
+}
+
+/*
+ * A failed LIVE_FEED must leave no writer (live_opts, compared by
+ * state_diff, would say KVOD_LIVE_WRITER) and no fd behind; the write
+ * check drives the mirror's copy too.
+ */
+TEST_F_TIMEOUT(fault, live_feed, 600)
+{
+	const struct call on = { "LIVE_FEED", feed_on, feed_off, check_feed,
+				 0 };
+
+	ASSERT_EQ(0, live_mirrored(self));
+	sweep(_metadata, self, &on);
 }
 
 /* --- Leaks ------------------------------------------------------------------ */

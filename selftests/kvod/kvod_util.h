@@ -206,6 +206,34 @@ static inline int kvod_push_stop(int dev, __u32 id)
 	return kvod_ioctl(dev, KVOD_IOC_PUSH_STOP, &r);
 }
 
+static inline int kvod_live_create(int dev, const char *name, __u32 opts,
+				   __u32 size, __u32 nr, __u64 bitrate)
+{
+	struct kvod_live_create c = {
+		.size = sizeof(c),
+		.opts = opts,
+		.chunk_size = size,
+		.nr_chunks = nr,
+		.bitrate = bitrate,
+	};
+
+	kvod_set_name(c.name, name);
+	return kvod_ioctl(dev, KVOD_IOC_LIVE_CREATE, &c);
+}
+
+/* The feed fd of live channel @name in *@fd; 0 or the errno. */
+static inline int kvod_live_feed(int dev, const char *name, int *fd)
+{
+	struct kvod_live_feed f = { .size = sizeof(f), .fd = -1 };
+	int ret;
+
+	kvod_set_name(f.name, name);
+	ret = kvod_ioctl(dev, KVOD_IOC_LIVE_FEED, &f);
+	if (!ret)
+		*fd = f.fd;
+	return ret;
+}
+
 /* The inode number of the caller's network namespace (0 if unknown). */
 static inline __u32 kvod_netns(void)
 {

@@ -78,7 +78,7 @@ summary() {
 }
 
 ktap_header
-ktap_plan 28
+ktap_plan 29
 rdma_test_start
 
 "$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
@@ -327,6 +327,29 @@ wait
 ktap_print_msg "$(cat "$RDMA_TMP/tvf.fetch")"
 check_eq "ffprobe finds video and audio in kvod-fetch's output, live" \
 	"mp2,audio mpeg2video,video" "$streams"
+
+# --- --depth 1, and a slot over several segments ---------------------------
+# siw registers in 1 MiB segments, so the slot of a chunk near 2 MiB spans
+# three, and --depth 1 leaves room for two READs: kvod-fetch must READ the
+# pieces in turns (tools/fetch-live.c, rd()). Over rxe with 2 MiB MR pages
+# a slot is one segment.
+BIG=11155	# packets: a chunk of 2097140 bytes
+"$KVODCTL" live create big --rdma --chunk $((BIG * 188)) --chunks 4 ||
+	ktap_bail_out "cannot create channel big"
+echo none >"$RDMA_TMP/big.last"
+{ "$KVOD_FETCH" --depth 1 "$RDMA_URL/big" 2>"$RDMA_TMP/big.fetch" |
+	"${LT[@]}" check --ppc "$BIG" --progress "$RDMA_TMP/big.last" \
+		>"$RDMA_TMP/big.check"; } &
+wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/big.fetch"
+live_feed big $((3 * BIG))
+wait_test "$(time_limit 60)" = $((3 * BIG - 1)) cat "$RDMA_TMP/big.last"
+"$KVODCTL" del big
+wait
+r=$(cat "$RDMA_TMP/big.check")
+ktap_print_msg "--depth 1 reader: $r" "$(cat "$RDMA_TMP/big.fetch")"
+check_eq "--depth 1 on chunks near 2 MiB (3 segments a slot over siw): 3 chunks, every packet, whole, in order, no error" \
+	"3 0 $((3 * BIG - 1)) 0 0 0 0" \
+	"$(summary big chunks) $(fields "$r" first last torn gaps backwards) $(grep -c 'error\|outstanding\|failed' "$RDMA_TMP/big.fetch")"
 
 # --- Refusals ----------------------------------------------------------------
 "$KVODCTL" live create plain --chunk "$CHUNK" --chunks 4 ||

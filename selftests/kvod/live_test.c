@@ -23,34 +23,6 @@
 
 static char ko_path[PATH_MAX];
 
-static int live_create(int dev, const char *name, __u32 opts, __u32 size,
-		       __u32 nr, __u64 bitrate)
-{
-	struct kvod_live_create c = {
-		.size = sizeof(c),
-		.opts = opts,
-		.chunk_size = size,
-		.nr_chunks = nr,
-		.bitrate = bitrate,
-	};
-
-	kvod_set_name(c.name, name);
-	return kvod_ioctl(dev, KVOD_IOC_LIVE_CREATE, &c);
-}
-
-/* The feed fd of @name in *@fd; 0 or the errno. */
-static int live_feed(int dev, const char *name, int *fd)
-{
-	struct kvod_live_feed f = { .size = sizeof(f), .fd = -1 };
-	int ret;
-
-	kvod_set_name(f.name, name);
-	ret = kvod_ioctl(dev, KVOD_IOC_LIVE_FEED, &f);
-	if (!ret)
-		*fd = f.fd;
-	return ret;
-}
-
 /* Open fds of this process. */
 static int count_fds(void)
 {
@@ -121,8 +93,8 @@ TEST_F(live, create_info_fields)
 	struct kvod_movie_info mi;
 
 	ASSERT_EQ(0, kvod_stats(self->dev, &before));
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK,
-				 NCHUNKS, 1500000));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK,
+				      NCHUNKS, 1500000));
 	ASSERT_EQ(0, kvod_info(self->dev, "tv", &mi));
 	EXPECT_EQ((__u32)KVOD_KIND_LIVE, mi.kind);
 	EXPECT_EQ(KVOD_LIVE_TS, mi.live_opts);
@@ -144,18 +116,19 @@ TEST_F(live, create_sizes_round_to_pages)
 	struct kvod_movie_info mi;
 
 	/* Not MPEG-TS: any size; 5000 bytes take two pages a slot. */
-	ASSERT_EQ(0, live_create(self->dev, "raw", 0, 5000, 3, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "raw", 0, 5000, 3, 0));
 	ASSERT_EQ(0, kvod_info(self->dev, "raw", &mi));
 	EXPECT_EQ(0U, mi.live_opts);
 	EXPECT_EQ(3 * 8192ULL, mi.resident);
 	/* The largest chunk, 2 MiB, and the fewest chunks. */
-	ASSERT_EQ(0, live_create(self->dev, "big", 0, KVOD_LIVE_CHUNK_MAX,
-				 KVOD_LIVE_CHUNKS_MIN, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "big", 0, KVOD_LIVE_CHUNK_MAX,
+				      KVOD_LIVE_CHUNKS_MIN, 0));
 	ASSERT_EQ(0, kvod_info(self->dev, "big", &mi));
 	EXPECT_EQ(2ULL * KVOD_LIVE_CHUNK_MAX, mi.resident);
 	/* The RDMA mirror: the ring again, and a page for 8 slot entries. */
-	ASSERT_EQ(0, live_create(self->dev, "rd", KVOD_LIVE_TS | KVOD_LIVE_RDMA,
-				 CHUNK, 8, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "rd",
+				      KVOD_LIVE_TS | KVOD_LIVE_RDMA,
+				      CHUNK, 8, 0));
 	ASSERT_EQ(0, kvod_info(self->dev, "rd", &mi));
 	EXPECT_EQ(KVOD_LIVE_TS | KVOD_LIVE_RDMA, mi.live_opts);
 	EXPECT_EQ(2 * 8 * 4096ULL + 4096, mi.resident);
@@ -218,7 +191,8 @@ FIXTURE_SETUP(bad_create)
 	ASSERT_LE(0, self->dev);
 	ASSERT_EQ(0, kvod_catalog_clear(self->dev));
 	/* Something to stay intact. */
-	ASSERT_EQ(0, live_create(self->dev, "keep", KVOD_LIVE_TS, CHUNK, 4, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "keep", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
 }
 
 FIXTURE_TEARDOWN(bad_create)
@@ -248,10 +222,13 @@ TEST_F(live, create_name_taken)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, kvod_add(self->dev, "movie", fd, 0));
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	EXPECT_REJECTED(EEXIST, live_create(self->dev, "movie", KVOD_LIVE_TS,
-					    CHUNK, 4, 0));
-	EXPECT_REJECTED(EEXIST, live_create(self->dev, "tv", 0, 4096, 2, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	EXPECT_REJECTED(EEXIST, kvod_live_create(self->dev, "movie",
+						 KVOD_LIVE_TS,
+						 CHUNK, 4, 0));
+	EXPECT_REJECTED(EEXIST, kvod_live_create(self->dev, "tv", 0, 4096, 2,
+						 0));
 	/* And a movie cannot take a channel's name. */
 	EXPECT_REJECTED(EEXIST, kvod_add(self->dev, "tv", fd, 0));
 	close(fd);
@@ -261,9 +238,10 @@ TEST_F(live, create_over_cap)
 {
 	ASSERT_EQ(0, kvod_write_file(KVOD_PARAM_CAP, "1"));
 	/* 1 MiB: 256 one-page slots fit, 257 do not. */
-	EXPECT_REJECTED(ENOSPC, live_create(self->dev, "tv", KVOD_LIVE_TS,
-					    CHUNK, 257, 0));
-	EXPECT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 256, 0));
+	EXPECT_REJECTED(ENOSPC, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS,
+						 CHUNK, 257, 0));
+	EXPECT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 256,
+				      0));
 	EXPECT_EQ(0, kvod_write_file(KVOD_PARAM_CAP, "0"));
 }
 
@@ -273,9 +251,9 @@ TEST_F(live, feed_completes_chunks)
 	struct kvod_movie_info mi;
 	int fd;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK,
-				 NCHUNKS, 0));
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK,
+				      NCHUNKS, 0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	ASSERT_EQ(0, kvod_info(self->dev, "tv", &mi));
 	EXPECT_EQ(KVOD_LIVE_TS | KVOD_LIVE_WRITER, mi.live_opts);
 
@@ -303,24 +281,25 @@ TEST_F(live, close_completes_whole_packets)
 	struct kvod_movie_info mi;
 	int fd;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_create(self->dev, "raw", 0, 4096, 4, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "raw", 0, 4096, 4, 0));
 
 	/* 2 packets and a half: the close completes a chunk of 2. */
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	EXPECT_EQ(2 * TS + 94, write(fd, buf, 2 * TS + 94));
 	close(fd);
 	ASSERT_EQ(0, kvod_info(self->dev, "tv", &mi));
 	EXPECT_EQ(1ULL, mi.live_seq);
 	EXPECT_EQ(0U, mi.live_opts & KVOD_LIVE_WRITER);
 	/* Less than a packet: nothing to complete. */
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	EXPECT_EQ(100, write(fd, buf, 100));
 	close(fd);
 	ASSERT_EQ(0, kvod_info(self->dev, "tv", &mi));
 	EXPECT_EQ(1ULL, mi.live_seq);
 	/* Not MPEG-TS: every byte counts. */
-	ASSERT_EQ(0, live_feed(self->dev, "raw", &fd));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "raw", &fd));
 	EXPECT_EQ(100, write(fd, buf, 100));
 	close(fd);
 	ASSERT_EQ(0, kvod_info(self->dev, "raw", &mi));
@@ -332,8 +311,9 @@ TEST_F(live, feed_fd_is_a_write_only_stream)
 	char c = 0;
 	int fd, flags;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	flags = fcntl(fd, F_GETFL);
 	EXPECT_EQ(O_WRONLY, flags & O_ACCMODE);
 	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD));
@@ -350,13 +330,14 @@ TEST_F(live, feed_one_writer)
 {
 	int fd, fd2 = -1;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
-	EXPECT_REJECTED(EBUSY, live_feed(self->dev, "tv", &fd2));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
+	EXPECT_REJECTED(EBUSY, kvod_live_feed(self->dev, "tv", &fd2));
 	EXPECT_EQ(-1, fd2);
 	close(fd);
 	/* The next writer may come once the first is gone. */
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd2));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd2));
 	close(fd2);
 }
 
@@ -369,11 +350,12 @@ TEST_F(live, feed_rejects)
 	ASSERT_LE(0, file);
 	ASSERT_EQ(0, kvod_add(self->dev, "movie", file, 0));
 	close(file);
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
 
-	EXPECT_REJECTED(ENOENT, live_feed(self->dev, "nosuch", &fd));
-	EXPECT_REJECTED(EINVAL, live_feed(self->dev, "movie", &fd));
-	EXPECT_REJECTED(EINVAL, live_feed(self->dev, "a/b", &fd));
+	EXPECT_REJECTED(ENOENT, kvod_live_feed(self->dev, "nosuch", &fd));
+	EXPECT_REJECTED(EINVAL, kvod_live_feed(self->dev, "movie", &fd));
+	EXPECT_REJECTED(EINVAL, kvod_live_feed(self->dev, "a/b", &fd));
 	kvod_set_name(f.name, "tv");
 	f.reserved0 = 1;
 	EXPECT_REJECTED(EINVAL, kvod_ioctl(self->dev, KVOD_IOC_LIVE_FEED, &f));
@@ -388,7 +370,8 @@ TEST_F(live, create_and_feed_need_cap_net_admin)
 	pid_t pid;
 	int status;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -397,9 +380,10 @@ TEST_F(live, create_and_feed_need_cap_net_admin)
 		/* The device stays open; the caller loses its capabilities. */
 		if (setresuid(65534, 65534, 65534))
 			_exit(2);
-		bad |= live_create(self->dev, "tv2", KVOD_LIVE_TS, CHUNK, 4,
-				   0) != EPERM;
-		bad |= live_feed(self->dev, "tv", &fd) != EPERM;
+		bad |= kvod_live_create(self->dev, "tv2", KVOD_LIVE_TS, CHUNK,
+					4,
+					0) != EPERM;
+		bad |= kvod_live_feed(self->dev, "tv", &fd) != EPERM;
 		_exit(bad);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -415,7 +399,8 @@ TEST_F(live, feed_copy_out_fails)
 	struct kvod_live_feed *f;
 	int before, fd;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
 	f = mmap(NULL, psz, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, f);
@@ -426,7 +411,7 @@ TEST_F(live, feed_copy_out_fails)
 	EXPECT_EQ(EFAULT, kvod_ioctl(self->dev, KVOD_IOC_LIVE_FEED, f));
 	EXPECT_EQ(before, count_fds());
 	munmap(f, psz);
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	close(fd);
 }
 
@@ -439,8 +424,9 @@ TEST_F(live, write_fault)
 
 	none = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, none);
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	EXPECT_EQ(-1, write(fd, none, 100));
 	EXPECT_EQ(EFAULT, errno);
 	ASSERT_EQ(0, kvod_info(self->dev, "tv", &mi));
@@ -456,8 +442,9 @@ TEST_F(live, del_ends_the_writer)
 	struct kvod_movie_info mi;
 	int fd, fd2;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	ASSERT_EQ(CHUNK, write(fd, buf, CHUNK));
 	ASSERT_EQ(0, kvod_del(self->dev, "tv"));
 	EXPECT_EQ(ENOENT, kvod_info(self->dev, "tv", &mi));
@@ -468,8 +455,9 @@ TEST_F(live, del_ends_the_writer)
 	EXPECT_EQ(1U, st.zombies);
 	EXPECT_EQ(4 * 4096ULL, st.resident);
 	/* The name is free again, for a channel of its own. */
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd2));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd2));
 	ASSERT_EQ(CHUNK, write(fd2, buf, CHUNK));
 	ASSERT_EQ(0, kvod_info(self->dev, "tv", &mi));
 	EXPECT_EQ(1ULL, mi.live_seq);
@@ -489,8 +477,9 @@ TEST_F(live, listed_with_movies)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, kvod_add(self->dev, "b-movie", fd, 0));
 	close(fd);
-	ASSERT_EQ(0, live_create(self->dev, "a-live", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_create(self->dev, "c-live", 0, 4096, 2, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "a-live", KVOD_LIVE_TS, CHUNK,
+				      4, 0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "c-live", 0, 4096, 2, 0));
 	ASSERT_EQ(0, kvod_list(self->dev, e, 4, &count, &filled));
 	ASSERT_EQ(3U, filled);
 	EXPECT_STREQ("a-live", e[0].name);
@@ -508,8 +497,9 @@ TEST_F(live, push_rejects)
 {
 	__u32 id;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_create(self->dev, "raw", 0, 4096, 4, 1000000));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "raw", 0, 4096, 4, 1000000));
 	EXPECT_REJECTED(EINVAL, kvod_push_loop(self->dev, "tv", 9, &id));
 	EXPECT_REJECTED(EINVAL, kvod_push_loop(self->dev, "raw", 9, &id));
 }
@@ -519,8 +509,9 @@ TEST_F(live, feed_fd_pins_the_module)
 {
 	int fd;
 
-	ASSERT_EQ(0, live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4, 0));
-	ASSERT_EQ(0, live_feed(self->dev, "tv", &fd));
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	close(self->dev);
 	EXPECT_EQ(EWOULDBLOCK, kvod_module_unload());
 	EXPECT_TRUE(kvod_module_loaded());

@@ -64,20 +64,6 @@ no_zombies() {
 }
 
 # --- errors ---
-# check_says DESC TEXT CMD...: CMD must fail and say TEXT.
-check_says() {
-	local desc=$1 text=$2 out rc=0
-
-	shift 2
-	out=$("$@" 2>&1) || rc=$?
-	if [ "$rc" != 0 ] && [[ $out == *"$text"* ]]; then
-		ktap_pass "$desc"
-	else
-		ktap_print_msg "$* exited $rc, expected a failure saying '$text':" "$out"
-		ktap_fail "$desc"
-	fi
-}
-
 check_says "unknown movie" "no such movie" \
 	tx "$KVODCTL" push nosuch "udp://$ADDR_RX:5004"
 check_errno "movie without a bitrate needs --rate" EINVAL \

@@ -6,7 +6,9 @@
 # byte-exact against the movie. With a 2 s window the push hands over
 # more than PUSH_BATCH_MAX (1024) packets per wakeup, so every batch
 # boundary is crossed several times. Loopback, no pacing qdisc: nothing
-# is dropped on the way, so any difference is the sender's.
+# is dropped on the way, so any difference is the sender's. Then the push
+# table's bound: 64 pushes run at once, a 65th is refused with ENOSPC and
+# a clear message, leaving the 64, and one stop makes room again.
 #
 # timeout: 300
 
@@ -14,7 +16,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 6
+ktap_plan 11
 
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
@@ -55,6 +57,38 @@ check_eq "well-formed RTP/MP2T" 0 "$(val bad)"
 check_eq "no sequence number twice" 0 "$(val seq_dup)"
 check_eq "no sequence number skipped" 0 "$(val seq_gap)"
 check_ok "payload byte-exact against the movie" cmp "$TMP/m.ts" "$TMP/rx.ts"
+
+# --- at most 64 pushes at once ---
+# Looping pushes at the lowest rate (about a packet a second each) into a
+# socket that never reads: they run until stopped.
+push_ids() {
+	"$KVODCTL" list --json | jq -r '[.pushes[].id] | sort | join(" ")'
+}
+tx python3 -c 'import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 5011))
+time.sleep(3600)' &
+sinkpid=$!
+started=0
+for _ in $(seq 64); do
+	tx "$KVODCTL" push m udp://127.0.0.1:5011 --rate 10000 --loop \
+		>/dev/null && started=$((started + 1))
+done
+check_eq "64 pushes run at once" "64 64" "$started $("$KVODCTL" list --json | jq -r '.pushes | length')"
+before=$(push_ids)
+check_says "a 65th is refused: too many pushes" "too many pushes" \
+	tx "$KVODCTL" push m udp://127.0.0.1:5011 --rate 10000 --loop
+check_eq "... and the 64 are left as they were" "$before" "$(push_ids)"
+first=${before%% *}
+"$KVODCTL" stop "$first"
+check_ok "after one stop, a push starts again" \
+	tx "$KVODCTL" push m udp://127.0.0.1:5011 --rate 10000 --loop
+for id in $(push_ids); do
+	"$KVODCTL" stop "$id"
+done
+check_eq "every push stopped" 0 "$("$KVODCTL" list --json | jq -r '.pushes | length')"
+kill "$sinkpid" 2>/dev/null
+wait "$sinkpid" 2>/dev/null
 
 kvod_unload
 ktap_finish

@@ -3,17 +3,28 @@
 #
 # kvod-fetch against the in-kernel RDMA server on Soft-RoCE: byte-exact
 # whole movies and random ranges (chunks straddling segments), 16
-# concurrent clients, player mode with seeks, a movie over 1 GiB that
-# needs several MRs, and DEL while clients read.
+# concurrent clients, player mode with seeks, a SIGTERM mid-transfer, a
+# player whose server stalls (siw), a movie over 1 GiB that needs several
+# MRs, DEL while clients read, and a SIGTERM while the connect waits.
 #
 # timeout: 900
 # transports: rxe siw siwlo
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/fetch.sh
+. "$(dirname "$0")/../lib/fetch.sh"
+
+# catches PID SIG: process PID has a handler for signal number SIG
+catches() {
+	local mask
+
+	mask=$(awk '$1 == "SigCgt:" { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$mask" ] && (((16#$mask >> ($2 - 1)) & 1))
+}
 
 ktap_header
-ktap_plan 13
+ktap_plan 16
 rdma_test_start
 
 MiB=$((1 << 20))
@@ -48,10 +59,13 @@ check_eq "segment table READ by the hostile client agrees" "$want" \
 	"$("$RDMA_CLIENT" "$RXE_ADDR" read small 0 $((10 * MiB + 12345)) | sha256sum)"
 
 # 16 clients at once. kvod sets up 4 at a time; on the debug kernel the
-# last ones wait longer than kvod-fetch's default 5 s for the answer.
+# last ones wait longer than kvod-fetch's default 5 s for the answer, and
+# over siw there its 16 x 16 READs of 256 KiB in flight (64 MiB) take
+# more than 20 s to come through: a READ may wait that long behind the
+# others, so each gets 15 s (60 s there).
 pids=()
 for i in $(seq 16); do
-	"$KVOD_FETCH" -q --timeout "$(time_limit 5)000" -o "$RDMA_TMP/out$i" \
+	"$KVOD_FETCH" -q --timeout "$(time_limit 15)000" -o "$RDMA_TMP/out$i" \
 		"$RDMA_URL/small" &
 	pids+=($!)
 done
@@ -63,19 +77,68 @@ check_eq "16 concurrent clients all byte-exact" "0 16" "$fails $same"
 check_eq "no connection left active" 0 "$(rdma_counter active)"
 
 # Player mode: 8 Mbit/s (rxe under TCG moves 5-10 MB/s), 300 ms cache,
-# 64 KiB chunks, a seek every 0.5 s for 3 s.
-out=$("$KVOD_FETCH" -o /dev/null --rate 8M --cache 300 --chunk 64k \
+# 64 KiB chunks, a seek every 0.5 s for 3 s. A debug kernel moves a
+# fraction of that (siw there was late at 8 Mbit/s): the rate is divided
+# by KVOD_TIMEOUT_SCALE.
+RATE=$((8000000 / ${KVOD_TIMEOUT_SCALE:-1}))
+out=$("$KVOD_FETCH" -o /dev/null --rate "$RATE" --cache 300 --chunk 64k \
 	--seek-every 0.5 --duration 3 --seed 7 "$RDMA_URL/small" 2>&1)
 rc=$?
 ktap_print_msg "$out"
 seeks=$(sed -n 's/.* \([0-9]*\) seeks.*/\1/p' <<<"$out")
 check_eq "player mode with seeks runs" "0 yes" "$rc $([ "${seeks:-0}" -ge 4 ] && echo yes)"
 late=$(sed -n 's/.* \([0-9]*\) late.*/\1/p' <<<"$out")
-check_eq "player mode at 8 Mbit/s with seeks: no late chunk" 0 "$late"
+check_eq "player mode at $RATE bit/s with seeks: no late chunk" 0 "$late"
 
 # Player mode, no seeks, plays through byte-exact.
 got=$("$KVOD_FETCH" -q --rate 200M --cache 100 --chunk 64k "$RDMA_URL/small" | sha256sum)
 check_eq "player mode output byte-exact" "$want" "$got"
+
+# SIGTERM mid-transfer: the movie is not done, and the exit status says
+# so (128 + 15), where it was 0 with a truncated output.
+got=$(sigterm_midway "$(time_limit 30)" $((10 * MiB + 12345)) \
+	"$RDMA_TMP/part" "$RDMA_TMP/err" "$KVOD_FETCH" --rate 8M --cache 300 \
+	--chunk 64k -o "$RDMA_TMP/part" "$RDMA_URL/small")
+ktap_print_msg "$(cat "$RDMA_TMP/err")"
+check_eq "SIGTERM mid-transfer: exit 143, says so, output cut short" \
+	"143 yes yes" "$got"
+
+# A player whose server stalls fails --timeout after the stall. It used
+# to wait until all its --depth READs were in flight, which here never
+# happens: the movie (80 s of it at 1 Mbit/s) ends first, so it failed
+# some 80 s late. A connection over TCP (siw) stalls when its packets are
+# dropped on lo; rxe loops them back inside the device, out of tc's reach.
+desc="player, server stalled: no completion within --timeout, in time"
+to=$(($(time_limit 3) * 1000))
+if ! rdma_iwarp; then
+	ktap_skip "$desc" "rxe: no packets to drop"
+else
+	rm -f "$RDMA_TMP/part"
+	"$KVOD_FETCH" -q --rate 1M --cache 300 --chunk 16k --depth 1024 \
+		--timeout "$to" -o "$RDMA_TMP/part" "$RDMA_URL/small" \
+		2>"$RDMA_TMP/err" &
+	pid=$!
+	wait_test "$(time_limit 30)" -gt 0 size_of "$RDMA_TMP/part"
+	t0=$SECONDS
+	if tc qdisc add dev lo root handle 1: prio &&
+		tc filter add dev lo parent 1: protocol ip prio 1 u32 \
+			match ip sport "$RXE_PORT" 0xffff action drop &&
+		tc filter add dev lo parent 1: protocol ip prio 1 u32 \
+			match ip dport "$RXE_PORT" 0xffff action drop; then
+		wait "$pid"
+		rc=$?
+		took=$((SECONDS - t0))
+		ktap_print_msg "$(cat "$RDMA_TMP/err")" "exited $took s into the stall"
+		check_eq "$desc" "1 yes yes" \
+			"$rc $(grep -qx "kvod-fetch: no completion within $to ms" "$RDMA_TMP/err" && echo yes) $([ "$took" -le "$(time_limit 20)" ] && echo yes)"
+	else
+		kill "$pid"
+		wait "$pid"
+		ktap_fail "$desc: cannot drop the connection's packets"
+	fi
+	tc qdisc del dev lo root 2>/dev/null
+	wait_test "$(time_limit 60)" = 0 rdma_counter active
+fi
 
 # DEL while clients read: they finish, new connects are not found.
 "$KVOD_FETCH" -q --rate 40M --cache 100 -o "$RDMA_TMP/slow" "$RDMA_URL/small" &
@@ -134,6 +197,27 @@ else
 	rm -f "$RDMA_TMP/big"
 	ktap_fail "1 GiB + 3 MiB movie: several MRs, byte-exact across each boundary"
 fi
+
+# SIGTERM while the connect waits for the server's answer (a test knob
+# makes kvod's setup sleep): kvod-fetch stops at once, 143, where it
+# waited for the answer, then exited 0 having fetched nothing.
+knob=$(kvod_knob rdma_setup_delay_ms)
+echo $(($(time_limit 20) * 1000)) >"$knob"
+"$KVOD_FETCH" --timeout $(($(time_limit 60) * 1000)) -o "$RDMA_TMP/part" \
+	"$RDMA_URL/tiny" 2>"$RDMA_TMP/err" &
+pid=$!
+wait_for "$(time_limit 10)" catches "$pid" 15
+sleep 1
+t0=$SECONDS
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+took=$((SECONDS - t0))
+echo 0 >"$knob"
+ktap_print_msg "$(cat "$RDMA_TMP/err")" "exited $took s after the signal"
+check_eq "SIGTERM while connecting: exit 143 at once, says so" "143 yes yes" \
+	"$rc $(interrupted "$RDMA_TMP/err") $([ "$took" -lt "$(time_limit 10)" ] && echo yes)"
+wait_test "$(time_limit 60)" = 0 rdma_counter active
 
 rdma_test_stop
 ktap_finish

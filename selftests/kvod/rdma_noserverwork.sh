@@ -17,37 +17,25 @@
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"
-T=/sys/kernel/tracing
-trace_off() {
-	echo 0 >"$T/tracing_on"
-	echo nop >"$T/current_tracer"
-	echo >"$T/set_ftrace_filter"
-}
+# shellcheck source=selftests/lib/ftrace.sh
+. "$(dirname "$0")/../lib/ftrace.sh"
 rdma_on_exit() {
-	trace_off 2>/dev/null
+	kvod_trace_off 2>/dev/null
 }
 
 ktap_header
 ktap_plan 3
-[ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
-[ -w "$T/set_ftrace_filter" ] || ktap_bail_out "no function tracer in $T"
 rdma_test_start
 
 size=$((130 << 20))
 movie_add film "$size" || ktap_bail_out "cannot add a movie"
 
-echo 0 >"$T/tracing_on"
-echo ':mod:kvod' >"$T/set_ftrace_filter" || ktap_bail_out "cannot filter on kvod"
-ktap_print_msg "tracing $(wc -l <"$T/set_ftrace_filter") kvod functions"
-echo 16384 >"$T/buffer_size_kb"
-echo function >"$T/current_tracer"
-echo >"$T/trace"
-echo 1 >"$T/tracing_on"
+kvod_trace_on
 got=$(KVOD_TRACE_MARKER=$T/trace_marker "$RDMA_CLIENT" "$RXE_ADDR" \
 	read film 0 $((128 << 20)) | sha256sum)
 echo 0 >"$T/tracing_on"
 cp "$T/trace" "$RDMA_TMP/trace"
-trace_off
+kvod_trace_off
 
 check_eq "128 MiB READ byte-exact" \
 	"$(head -c $((128 << 20)) "$RDMA_TMP/film" | sha256sum)" "$got"

@@ -167,6 +167,20 @@ check_errno() {
 	fi
 }
 
+# check_says DESC TEXT CMD...: CMD must fail and say TEXT.
+check_says() {
+	local desc=$1 text=$2 out rc=0
+
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	if [ "$rc" != 0 ] && [[ $out == *"$text"* ]]; then
+		ktap_pass "$desc"
+	else
+		ktap_print_msg "$* exited $rc, expected a failure saying '$text':" "$out"
+		ktap_fail "$desc"
+	fi
+}
+
 # time_limit SECONDS: a limit for a timed assertion, stretched by
 # $KVOD_TIMEOUT_SCALE on slow kernels (make test-debug sets it to 4).
 time_limit() {

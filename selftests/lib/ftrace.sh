@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The function tracer on every function of kvod.ko, for the tests that
+# count what kvod runs (sourced, after ktap.sh; not a test).
+#
+#	kvod_trace_on		mount tracefs if needed, trace kvod's
+#				functions into a cleared 16 MiB buffer;
+#				bails out if the kernel cannot
+#	kvod_trace_off		stop, and leave the tracer as it was found
+#	$T			the tracefs directory (trace, trace_marker)
+
+T=/sys/kernel/tracing
+
+kvod_trace_on() {
+	[ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
+	[ -w "$T/set_ftrace_filter" ] ||
+		ktap_bail_out "no function tracer in $T"
+	echo 0 >"$T/tracing_on"
+	echo ':mod:kvod' >"$T/set_ftrace_filter" ||
+		ktap_bail_out "cannot filter on kvod"
+	ktap_print_msg "tracing $(wc -l <"$T/set_ftrace_filter") kvod functions"
+	echo 16384 >"$T/buffer_size_kb"
+	echo function >"$T/current_tracer"
+	echo >"$T/trace"
+	echo 1 >"$T/tracing_on"
+}
+
+kvod_trace_off() {
+	echo 0 >"$T/tracing_on"
+	echo nop >"$T/current_tracer"
+	echo >"$T/set_ftrace_filter"
+}
