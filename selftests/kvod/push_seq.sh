@@ -20,7 +20,9 @@ ktap_plan 11
 
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
+sinkpid=
 cleanup() {
+	[ -n "$sinkpid" ] && kill "$sinkpid" 2>/dev/null
 	sysctl -qw net.core.rmem_max="$RMEM_MAX"
 	netns_down
 	rm -rf "$TMP"
@@ -64,10 +66,12 @@ check_ok "payload byte-exact against the movie" cmp "$TMP/m.ts" "$TMP/rx.ts"
 push_ids() {
 	"$KVODCTL" list --json | jq -r '[.pushes[].id] | sort | join(" ")'
 }
-tx python3 -c 'import socket, time
+# Not through tx(), so that $! is the sink itself (ip netns exec execs
+# it), and with no hold on our output, which the runner reads to its end.
+ip netns exec "$NS_TX" timeout 600 python3 -c 'import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", 5011))
-time.sleep(3600)' &
+time.sleep(3600)' </dev/null >/dev/null 2>&1 &
 sinkpid=$!
 started=0
 for _ in $(seq 64); do
@@ -89,6 +93,7 @@ done
 check_eq "every push stopped" 0 "$("$KVODCTL" list --json | jq -r '.pushes | length')"
 kill "$sinkpid" 2>/dev/null
 wait "$sinkpid" 2>/dev/null
+sinkpid=
 
 kvod_unload
 ktap_finish
