@@ -36,12 +36,6 @@ rdma_on_exit() {
 	[ -n "$READER" ] && kill "$READER" 2>/dev/null
 }
 
-# clients: RDMA connections of the listener.
-clients() {
-	"$KVODCTL" list --json |
-		jq -r '[.listeners[] | select(.proto == "rdma") | .counters.active] | add // 0'
-}
-
 # round NAME: write the K chunks of $RDMA_TMP/round.ts between the markers
 # "round NAME begins" and "round NAME ends", then give what a chunk set
 # off (notes, their completions) a second to run before the end marker.
@@ -70,7 +64,7 @@ round_with() {
 	kill "$READER"
 	wait "$READER"
 	READER=
-	wait_test "$(time_limit 30)" = 0 clients
+	wait_test "$(time_limit 30)" = 0 rdma_counter active
 }
 
 # calls NAME: "function count" per kvod function in round NAME, sorted,

@@ -38,10 +38,6 @@ live_rtp_cleanup() {
 }
 trap live_rtp_cleanup EXIT
 
-pushes() {
-	"$KVODCTL" list --json | jq '.pushes | length'
-}
-
 ktap_header
 ktap_plan 17
 kvod_load || ktap_bail_out "cannot load kvod.ko"

@@ -37,14 +37,6 @@ with open(sys.argv[1], "wb") as f:
 kvod_load dyndbg=+p || ktap_bail_out "insmod kvod failed"
 "$KVODCTL" add m "$TMP/m.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
 
-pushes() {
-	"$KVODCTL" list --json | jq -r '.pushes | length'
-}
-
-no_pushes() {
-	[ "$(pushes)" = 0 ]
-}
-
 # round NPUSH RATE [SLEEP]: a namespace with NPUSH pushes of the 20-packet
 # movie at RATE; delete it SLEEP seconds after starting the last one, or
 # without SLEEP as soon as the last one is off the list. Prints the

@@ -50,15 +50,6 @@ bound() {
 	[ -n "$(rx ss -Hlun "sport = :$1")" ]
 }
 
-pushes() {
-	"$KVODCTL" list --json | jq -r '.pushes | length'
-}
-
-# For wait_for, which re-runs a command (not a value) until it succeeds.
-no_pushes() {
-	[ "$(pushes)" = 0 ]
-}
-
 no_zombies() {
 	[ "$("$KVODCTL" stats --json | jq -r .zombies)" = 0 ]
 }

@@ -84,7 +84,7 @@ for _ in $(seq 64); do
 	"$KVODCTL" push m udp://127.0.0.1:5011 --rate 10000 --loop \
 		>/dev/null && started=$((started + 1))
 done
-check_eq "64 pushes run at once" "64 64" "$started $("$KVODCTL" list --json | jq -r '.pushes | length')"
+check_eq "64 pushes run at once" "64 64" "$started $(pushes)"
 before=$(push_ids)
 check_says "a 65th is refused: too many pushes" "too many pushes" \
 	"$KVODCTL" push m udp://127.0.0.1:5011 --rate 10000 --loop
@@ -96,7 +96,7 @@ check_ok "after one stop, a push starts again" \
 for id in $(push_ids); do
 	"$KVODCTL" stop "$id"
 done
-check_eq "every push stopped" 0 "$("$KVODCTL" list --json | jq -r '.pushes | length')"
+check_eq "every push stopped" 0 "$(pushes)"
 kill "$sinkpid" 2>/dev/null
 wait "$sinkpid" 2>/dev/null
 sinkpid=

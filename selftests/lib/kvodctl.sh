@@ -11,6 +11,8 @@
 #	movie_field NAME FIELD			a field of "kvodctl info NAME"
 #						(bytes_served, chunks, ...)
 #	movie_clients NAME			its active_clients
+#	pushes					pushes listed
+#	no_pushes				true if there are none
 #
 # ENDPOINT is as kvodctl prints it: 198.18.0.1:7471, [::1]:8080.
 
@@ -38,4 +40,12 @@ movie_field() {
 
 movie_clients() {
 	movie_field "$1" active_clients
+}
+
+pushes() {
+	"$KVODCTL" list --json | jq -r '.pushes | length'
+}
+
+no_pushes() {
+	[ "$(pushes)" = 0 ]
 }
