@@ -26,10 +26,21 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src/kvod-$VERSION" "$tmp/dkms" "$tmp/inst/$KVER"
-# The working tree as it is (tracked and new files), without build products.
-(cd "$REPO" && git ls-files -co --exclude-standard -z |
-	xargs -0 tar -c --no-recursion -f - 2>/dev/null) |
-	tar -x -C "$tmp/src/kvod-$VERSION"
+# The working tree as it is (tracked and new files), without build
+# products; a tree that is not a git work tree (an export made with git
+# archive) is copied whole but for what the build makes.
+export_tree() {
+	if git -C "$REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$REPO" ls-files -co --exclude-standard -z |
+			(cd "$REPO" && xargs -0 tar -c --no-recursion -f -)
+	else
+		tar -c -C "$REPO" --exclude=./build --exclude=./results \
+			--exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+			--exclude='*.mod.c' --exclude='*.d' --exclude='.*.cmd' \
+			--exclude=Module.symvers --exclude=modules.order -f - .
+	fi
+}
+export_tree 2>/dev/null | tar -x -C "$tmp/src/kvod-$VERSION"
 
 dk() {
 	dkms "$@" --sourcetree "$tmp/src" --dkmstree "$tmp/dkms" \

@@ -5,9 +5,10 @@
 # selftests/run_guest.sh) and of tools/run-tests' counting, on made-up
 # test programs. Boots nothing, loads nothing.
 set -euo pipefail
-# The expected timeouts below are unscaled: make test-debug's scale must
+# The expected timeouts below are unscaled, and the plans are of the
+# whole suite: the knobs make test-debug sets (scale, shard, guests) must
 # not reach them.
-unset KVOD_TIMEOUT_SCALE
+unset KVOD_TIMEOUT_SCALE KVOD_SHARD KVOD_GUESTS KVOD_TESTS
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
