@@ -15,6 +15,8 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/http_lib.bash
 . "$HERE/http_lib.bash"
+# shellcheck source=selftests/kvod/live_lib.bash
+. "$HERE/live_lib.bash"
 # shellcheck source=selftests/lib/rxe.sh
 . "$HERE/../lib/rxe.sh"
 
@@ -30,20 +32,9 @@ http_setup
 "$KVODCTL" live create tv --rdma --chunk 3760 --chunks 256 ||
 	ktap_bail_out "cannot create channel tv"
 
-# One encoder thread, and a first run that loads ffmpeg's libraries
-# outside the timed part: on the debug kernel ffmpeg's time is mostly
-# system time, and loading it in a fresh guest took 174 s.
-encode() {
-	local secs=$1
-
-	shift
-	ffmpeg -v error "$@" -f lavfi -i testsrc=size=160x120:rate=10 \
-		-f lavfi -i sine=frequency=440:sample_rate=22050 -t "$secs" \
-		-threads 1 -c:v mpeg2video -b:v 200k -g 10 -c:a mp2 -b:a 64k \
-		-f mpegts -
-}
-encode 0.5 >/dev/null 2>&1
-encode "$SECS" -re | "$KVODCTL" live feed tv &
+# Once, short, to load ffmpeg (live_lib.bash).
+live_encode 0.5 >/dev/null 2>&1
+live_encode "$SECS" -re | "$KVODCTL" live feed tv &
 wait_test "$(time_limit 30)" -gt 10 movie_field tv chunks_done
 
 # streams SOURCE: the codecs and types ffprobe finds, on one line.

@@ -43,3 +43,19 @@ live_feed() {
 	shift
 	"${LT[@]}" gen "$@" | "$KVODCTL" live feed "$name"
 }
+
+# live_encode SECS [INPUT OPTIONS]: SECS of test pattern and tone, as
+# MPEG-TS on stdout (about 0.1 s a 3760-byte chunk). One encoder thread:
+# on the debug kernel ffmpeg's time is mostly system time, and it fell
+# behind real time by about 50 times beside live_ffprobe.sh's clients.
+# Run it once, short, before a timed part: loading ffmpeg took 174 s in
+# a fresh debug guest, where its libraries come over 9p.
+live_encode() {
+	local secs=$1
+
+	shift
+	ffmpeg -v error "$@" -f lavfi -i testsrc=size=160x120:rate=10 \
+		-f lavfi -i sine=frequency=440:sample_rate=22050 -t "$secs" \
+		-threads 1 -c:v mpeg2video -b:v 200k -g 10 -c:a mp2 -b:a 64k \
+		-f mpegts -
+}

@@ -310,24 +310,10 @@ wait "$sink"
 wait
 
 # --- A real encoder and a real player -------------------------------------
-# encode SECS [INPUT OPTIONS]: SECS of test pattern and tone, as MPEG-TS on
-# stdout. One encoder thread: on the debug kernel ffmpeg's time is mostly
-# system time, and it fell behind real time by about 50 times beside
-# live_ffprobe.sh's clients. A first run loads ffmpeg's libraries outside the timed part
-# (174 s in a fresh debug guest, where they come over 9p).
-encode() {
-	local secs=$1
-
-	shift
-	ffmpeg -v error "$@" -f lavfi -i testsrc=size=160x120:rate=10 \
-		-f lavfi -i sine=frequency=440:sample_rate=22050 -t "$secs" \
-		-threads 1 -c:v mpeg2video -b:v 200k -g 10 -c:a mp2 -b:a 64k \
-		-f mpegts -
-}
-encode 0.5 >/dev/null 2>&1
+live_encode 0.5 >/dev/null 2>&1
 "$KVODCTL" live create tvf --rdma --chunk 3760 --chunks 256 ||
 	ktap_bail_out "cannot create channel tvf"
-{ encode 60 -re | "$KVODCTL" live feed tvf; } 2>"$RDMA_TMP/tvf.feed" &
+{ live_encode 60 -re | "$KVODCTL" live feed tvf; } 2>"$RDMA_TMP/tvf.feed" &
 wait_test "$(time_limit 30)" -gt 10 movie_field tvf chunks_done ||
 	ktap_print_msg "tvf: $(movie_field tvf chunks_done) chunks done after $(time_limit 30) s"
 streams=$("$KVOD_FETCH" "$RDMA_URL/tvf" 2>"$RDMA_TMP/tvf.fetch" |
