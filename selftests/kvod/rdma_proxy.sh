@@ -12,9 +12,10 @@
 # progress stalls no other player, and a server too slow to answer the
 # connect gets 504. Out of file descriptors (a low ulimit -n), the proxy
 # warns at start, waits for a free one without spinning or flooding its
-# log, and serves again once players leave.
+# log, and serves again once players leave. A movie's connection outlives
+# its last player by --linger seconds, then closes.
 #
-# timeout: 600
+# timeout: 1200
 # transports: rxe siw siwlo
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
@@ -25,8 +26,10 @@ PROXY=127.0.0.1:8554
 PURL=http://$PROXY
 
 proxy_pid=
+proxy3=
 rdma_on_exit() {
 	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
+	[ -n "$proxy3" ] && kill "$proxy3" 2>/dev/null
 	wait 2>/dev/null
 }
 
@@ -79,7 +82,7 @@ cpu_ms() {
 }
 
 ktap_header
-ktap_plan 26
+ktap_plan 28
 [ -x "$KVOD_PROXY" ] || ktap_bail_out "$KVOD_PROXY not built (make tools)"
 rdma_test_start
 
@@ -99,8 +102,11 @@ TIMEOUT=$((4000 * ${KVOD_TIMEOUT_SCALE:-1}))
 if rdma_iwarp && ((TIMEOUT > 8000)); then
 	TIMEOUT=8000
 fi
+# A linger longer than the test, so that every connection counted below
+# is one the proxy needed: on the debug kernel a movie can go unused for
+# minutes between two checks.
 "$KVOD_PROXY" -f --listen "$PROXY" --chunk 64k --depth 4 \
-	--timeout "$TIMEOUT" --linger 600 "$RDMA_URL" \
+	--timeout "$TIMEOUT" --linger "$(time_limit 1200)" "$RDMA_URL" \
 	2>"$RDMA_TMP/proxy.log" &
 proxy_pid=$!
 wait_for "$(time_limit 10)" curl -s -o /dev/null "$PURL/" ||
@@ -165,13 +171,39 @@ for i in 1 2 3 4; do
 		bad+=" p$i"
 done
 check_eq "four players at once on two movies, byte-exact" "" "$bad"
-check_eq "every request for a movie shared one RDMA connection (beta)" 1 \
-	"$(($(rdma_counter accepted) - accepted))"
+# One connection was new (beta's), and each movie has one, held by the
+# proxy; the proxy's log names any connection that died in between.
+out="$(($(rdma_counter accepted) - accepted)) new; alpha $(movie_clients alpha), beta $(movie_clients beta)"
+[ "$out" = "1 new; alpha 1, beta 1" ] ||
+	ktap_print_msg "proxy log: $(tr '\n' ' ' <"$RDMA_TMP/proxy.log")"
+check_eq "every request for a movie shared one RDMA connection" \
+	"1 new; alpha 1, beta 1" "$out"
 
 # A player that leaves after 1 MiB; the next one is served in full.
 fetch alpha | head -c "$MiB" >/dev/null
 check_eq "after a player left mid-stream, the next gets it all" \
 	"$(sha256sum <"$RDMA_TMP/alpha")" "$(fetch alpha | sha256sum)"
+
+# --linger: a second proxy keeps beta's connection LINGER seconds after
+# its one player, then closes it (the first proxy holds one of its own).
+LINGER=$((5 * ${KVOD_TIMEOUT_SCALE:-1}))
+PROXY3=127.0.0.1:8556
+"$KVOD_PROXY" -f --listen "$PROXY3" --linger "$LINGER" "$RDMA_URL" \
+	2>"$RDMA_TMP/proxy3.log" &
+proxy3=$!
+wait_for "$(time_limit 10)" curl -s -o /dev/null "http://$PROXY3/" ||
+	ktap_bail_out "kvod-proxy does not answer on $PROXY3: $(cat "$RDMA_TMP/proxy3.log")"
+base=$(movie_clients beta)
+curl -sf -r 0-99 -o /dev/null "http://$PROXY3/beta"
+start=$SECONDS
+check_eq "--linger $LINGER: the movie's connection outlives its player" \
+	$((base + 1)) "$(movie_clients beta)"
+wait_test "$(time_limit 30)" = "$base" movie_clients beta
+check_eq "... and is closed after it ($((SECONDS - start)) s)" \
+	"$base gone" "$(movie_clients beta) $( ((SECONDS - start + 1 >= LINGER)) && echo gone || echo early)"
+kill "$proxy3"
+wait "$proxy3"
+proxy3=
 
 n=$(frames "$RDMA_TMP/sample.mp4")
 check_eq "ffprobe through the proxy: same frames as the file (moov at end)" \
