@@ -59,3 +59,17 @@ live_encode() {
 		-threads 1 -c:v mpeg2video -b:v 200k -g 10 -c:a mp2 -b:a 64k \
 		-f mpegts -
 }
+
+# live_clip FILE SECS: SECS of live_encode's stream into FILE, untimed
+# (which also loads ffmpeg).
+live_clip() {
+	live_encode "$2" >"$1"
+}
+
+# live_replay FILE: FILE (MPEG-TS) on stdout at its own rate, looped
+# with continuous timestamps, for ever: a real-time feed whose ffmpeg
+# copies packets instead of encoding, which on the debug kernel did not
+# produce a chunk in 120 s.
+live_replay() {
+	ffmpeg -v error -re -stream_loop -1 -i "$1" -c copy -f mpegts -
+}
