@@ -51,7 +51,8 @@ streams -timeout 30000000 rtp://127.0.0.1:5010 >"$TMP/rtp.streams" \
 rtp_probe=$!
 "$KVODCTL" push tv udp://127.0.0.1:5010 --rate 1M >/dev/null ||
 	ktap_bail_out "cannot push tv"
-{ "$KVOD_FETCH" "$RDMA_URL/tv" 2>"$TMP/fetch.err" |
+# (kvod-fetch waits for chunks as long as the channel lives: bounded too.)
+{ timeout "$(time_limit 150)" "$KVOD_FETCH" "$RDMA_URL/tv" 2>"$TMP/fetch.err" |
 	streams - >"$TMP/rdma.streams" 2>"$TMP/rdma.err"; } &
 rdma_probe=$!
 http=$(streams "$URL/tv" 2>"$TMP/probe.err")
