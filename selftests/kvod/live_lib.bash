@@ -60,6 +60,34 @@ live_encode() {
 		-f mpegts -
 }
 
+# wait_bounded SECS PID...: wait for the PIDs (children of this shell),
+# at most SECS seconds. Past that, print where the live tools and
+# kvodctl are and what kvodctl lists, kill the PIDs and return 1.
+wait_bounded() {
+	local secs=$1 deadline=$(($1 + SECONDS)) p left
+
+	shift
+	while :; do
+		left=()
+		for p; do
+			kill -0 "$p" 2>/dev/null && left+=("$p")
+		done
+		[ "${#left[@]}" = 0 ] && break
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			ktap_print_msg "still running after $secs s: ${left[*]}" \
+				"$(ps -e -o pid,ppid,stat,wchan:32,etime,args |
+					awk 'NR == 1 || (/live_tool|kvodctl|sleep/ && !/awk/)')" \
+				"$("$KVODCTL" list 2>&1)"
+			kill "${left[@]}" 2>/dev/null
+			wait "${left[@]}" 2>/dev/null
+			return 1
+		fi
+		sleep 0.2
+	done
+	wait "$@"
+	return 0
+}
+
 # live_clip FILE SECS: SECS of live_encode's stream into FILE, untimed
 # (which also loads ffmpeg).
 live_clip() {

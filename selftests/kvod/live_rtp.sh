@@ -59,12 +59,13 @@ check_eq "nothing was started" 0 "$(pushes)"
 # The push starts before any chunk: it waits, then takes chunk 0. The
 # ring holds all 3200 packets, so the push never has to skip.
 rtp 5004 --after 3199 --ppc $PPC
+rx=$!
 zc_probes_on udp_sendmsg
 "$KVODCTL" push tv "$DST:5004" --rate 4M >/dev/null ||
 	ktap_bail_out "cannot push tv"
 check_eq "the channel has the push as a client" 1 "$(movie_clients tv)"
 live_feed tv 3200
-wait
+wait_bounded "$(time_limit 60)" "$rx"
 zc_udp_control 200
 read -r sent spliced csent cspliced < <(zc_sums)
 zc_probes_off
@@ -86,8 +87,9 @@ check_eq "kvod has UDP copy nothing, headers included" 0 $((sent - spliced))
 
 # --- A writer that pauses -------------------------------------------------
 rtp 5004 --after 3839 --ppc $PPC
+rx=$!
 { live_feed tv 320 --start 3200; sleep 3; live_feed tv 320 --start 3520; } &
-wait
+wait_bounded "$(time_limit 60)" "$rx" "$!"
 r=$(cat "$TMP/rtp.5004")
 check_eq "across a pause of the writer: nothing lost" "rtp 3200 3839 0 0 0" \
 	"$(fields "$r" status first last torn gaps lost)"
@@ -102,10 +104,11 @@ check_eq "DEL of the channel ends its push" 0 "$(pushes)"
 	ktap_bail_out "cannot create channel slow"
 # The writer makes 752 kbit/s for 4 s; the push sends 400 kbit/s.
 rtp 5006 --after 1999 --ppc $PPC --idle 30
+rx=$!
 "$KVODCTL" push slow "$DST:5006" --rate 400k >/dev/null ||
 	ktap_bail_out "cannot push slow"
 live_feed slow 2000 --rate 500
-wait
+wait_bounded "$(time_limit 60)" "$rx"
 overruns=$(movie_field slow overruns)
 r=$(cat "$TMP/rtp.5006")
 ktap_print_msg "slow push: $r; overruns $overruns"
