@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host-side test of tools/vm-run's kernel health verdict (vm-run
-# --check-log) on synthetic kernel logs, and of tools/kvm-probe's contract.
+# --check-log) on synthetic kernel logs, of tools/kvm-probe's contract,
+# and of vm-run's guest side when its output is not a virtio-serial port.
 # Boots nothing. A real WARN was also seen failing a run, from a module
 # that WARNs on load:
 #	tools/vm-run -- insmod warn.ko		# exits 125
@@ -63,7 +64,7 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 16))
+ktap_plan $((${#BAD[@]} + 17))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
@@ -135,5 +136,18 @@ fi
 rc=0
 KVOD_KVM=maybe "$VM_RUN" -- true >/dev/null 2>&1 || rc=$?
 check_eq "KVOD_KVM other than 0 or 1 is refused" 126 "$rc"
+
+# The guest side with its standard output not a virtio-serial port (as
+# under virtme-ng-init's console fallback): the command's output, both
+# streams, is also kept in the run's directory for the host to print,
+# and its status is kept.
+mkdir "$TMP/run"
+printf '%s\0' bash -c 'echo out-line; echo err-line >&2; exit 4' >"$TMP/run/cmd"
+: >"$TMP/run/env"
+rc=0
+env -u KVOD_KERNEL "$VM_RUN" --guest "$TMP/run" >"$TMP/guest.out" 2>&1 || rc=$?
+check_eq "console fallback: the guest keeps the output and the status" \
+	"out-line err-line|out-line err-line|4 4 4" \
+	"$(paste -sd' ' "$TMP/run/output")|$(paste -sd' ' "$TMP/guest.out")|$rc $(cat "$TMP/run/cmd-status") $(cat "$TMP/run/status")"
 
 ktap_finish
