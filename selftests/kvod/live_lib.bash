@@ -88,12 +88,6 @@ wait_bounded() {
 	return 0
 }
 
-# live_clip FILE SECS: SECS of live_encode's stream into FILE, untimed
-# (which also loads ffmpeg).
-live_clip() {
-	live_encode "$2" >"$1"
-}
-
 # live_replay FILE: FILE (MPEG-TS) on stdout at its own rate, looped
 # with continuous timestamps, for ever: a real-time feed whose ffmpeg
 # copies packets instead of encoding, which on the debug kernel did not

@@ -313,7 +313,7 @@ wait
 # Four seconds of test pattern and tone, encoded first and then replayed
 # in real time (live_lib.bash): ffmpeg feeds the channel as an encoder
 # would, without the cost of encoding while the clients run.
-live_clip "$RDMA_TMP/clip.ts" 4 ||
+live_encode 4 >"$RDMA_TMP/clip.ts" ||
 	ktap_bail_out "ffmpeg cannot encode the clip"
 "$KVODCTL" live create tvf --rdma --chunk 3760 --chunks 256 ||
 	ktap_bail_out "cannot create channel tvf"
