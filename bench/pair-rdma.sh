@@ -12,7 +12,8 @@
 # for 10 s first; kvod itself does no work per READ), the requests the
 # server's rxe saw twice in each kvod-fetch run (its duplicate_request
 # counter: the client's retransmissions), and the smallest size reaching
-# 90% of each tool's peak.
+# 90% of each tool's peak. A run that fails or runs out of time is tried
+# again (RUN_LIMIT, TRIES) and the failed tries are counted.
 #
 # usage: bench/pair-rdma.sh [SECONDS_PER_RUN [RUNS]]	(on the host)
 #	KVOD_PAIR_RDMA=siw: soft-iWARP instead of rxe (bench/pair.bash)
@@ -50,6 +51,12 @@ SIZES=${KVOD_BENCH_SIZES:-"4096 8192 16384 32768 65536 131072 262144 524288 1048
 DEV=kvod_pair
 PORT=7471
 MOVIE_MB=256
+# The longest one run of either tool may take (connection setup in a
+# slow guest included). A run that fails (perftest's client has crashed
+# in librdmacm over rxe, and then hung the sweep) or runs out of time is
+# tried again, up to TRIES times, and counted in the report.
+RUN_LIMIT=$((SECS * 4 + 60))
+TRIES=3
 
 pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
@@ -66,12 +73,15 @@ serve() {
 		return 0
 	fi
 	[ "$1" = ibbw ] || return 0
+	# The last run's server exits once its client is done; one whose
+	# client died never does, and would hold the port.
 	for _ in $(seq 300); do
 		pgrep -x ib_read_bw >/dev/null || break
 		sleep 0.1
 	done
-	ib_read_bw -R -F -d "$DEV" -p 18515 -s "$2" -D "$SECS" -o 64 -t 64 \
-		>/dev/null 2>&1 </dev/null &
+	pkill -x ib_read_bw && sleep 1
+	timeout -k 5 "$RUN_LIMIT" ib_read_bw -R -F -d "$DEV" -p 18515 -s "$2" \
+		-D "$SECS" -o 64 -t 64 >/dev/null 2>&1 </dev/null &
 	for _ in $(seq 100); do
 		rdma resource show cm_id 2>/dev/null |
 			grep -q 'LISTEN.*:18515' && break
@@ -90,29 +100,47 @@ fi
 # ---- client: drives the sweep ----
 
 # perftest: average MiB/s of one run of SIZE -> MB/s (10^6).
+# Nothing if every try failed; each failed try is a line in
+# $PAIR_DIR/failed.perftest.
 read_bw() {
-	local bw
+	local bw _
 
-	ask ibbw "$1" >/dev/null
-	# shellcheck disable=SC2086 # the options' words
-	bw=$(ib_read_bw -R -F -d "$DEV" -p 18515 -s "$1" -D "$SECS" -o 64 \
-		-t 64 ${KVOD_BENCH_PERFTEST_OPTS:-} "$PAIR_SERVER" 2>/dev/null |
-		awk '$1 == '"$1"' { print $4 }')
-	awk -v b="${bw:-0}" 'BEGIN { printf "%.1f", b * 1.048576 }'
+	for _ in $(seq "$TRIES"); do
+		ask ibbw "$1" >/dev/null
+		# shellcheck disable=SC2086 # the options' words
+		bw=$(timeout -k 5 "$RUN_LIMIT" ib_read_bw -R -F -d "$DEV" \
+			-p 18515 -s "$1" -D "$SECS" -o 64 -t 64 \
+			${KVOD_BENCH_PERFTEST_OPTS:-} "$PAIR_SERVER" 2>/dev/null |
+			awk '$1 == '"$1"' { print $4 }')
+		if [ -n "$bw" ]; then
+			awk -v b="$bw" 'BEGIN { printf "%.1f", b * 1.048576 }'
+			return 0
+		fi
+		echo "$1" >>"$PAIR_DIR/failed.perftest"
+	done
+	return 1
 }
 
 # kvod-fetch: MB/s of one run at --chunk SIZE --depth 64, and the
-# server's busy CPU-seconds per GB moved in it: "MB/s CPU-s/GB".
+# server's busy CPU-seconds per GB moved in it, and the requests the
+# server saw twice: "MB/s CPU-s/GB DUPS". Nothing if every try failed;
+# each failed try is a line in $PAIR_DIR/failed.fetch.
 fetch_bw() {
-	local a b bw d0 d1
+	local a b bw d0 d1 _
 
-	d0=$(ask dup)
-	a=$(ask stat)
-	bw=$("$REPO/tools/kvod-fetch" -o /dev/null --chunk "$1" --depth 64 \
-		--duration "$SECS" "rdma://$PAIR_SERVER:$PORT/film" 2>&1 |
-		sed -n 's/.* s, \([0-9.]*\) MB\/s.*/\1/p')
-	b=$(ask stat)
-	d1=$(ask dup)
+	for _ in $(seq "$TRIES"); do
+		d0=$(ask dup)
+		a=$(ask stat)
+		bw=$(timeout -k 5 "$RUN_LIMIT" "$REPO/tools/kvod-fetch" \
+			-o /dev/null --chunk "$1" --depth 64 --duration "$SECS" \
+			"rdma://$PAIR_SERVER:$PORT/film" 2>&1 |
+			sed -n 's/.* s, \([0-9.]*\) MB\/s.*/\1/p')
+		b=$(ask stat)
+		d1=$(ask dup)
+		[ -n "$bw" ] && break
+		echo "$1" >>"$PAIR_DIR/failed.fetch"
+	done
+	[ -n "$bw" ] || return 1
 	awk -v a="$a" -v b="$b" -v bw="${bw:-0}" -v s="$SECS" -v idle="$IDLE" \
 		-v d0="$d0" -v d1="$d1" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
@@ -137,12 +165,17 @@ log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  serv
 for s in $SIZES; do
 	p=() k=() c=() d=()
 	for _ in $(seq "$RUNS"); do
-		p+=("$(read_bw "$s")")
-		read -r bw cpu dup <<<"$(fetch_bw "$s")"
-		k+=("$bw")
-		c+=("$cpu")
-		d+=("$dup")
+		bw=$(read_bw "$s") && p+=("$bw")
+		if r=$(fetch_bw "$s"); then
+			read -r bw cpu dup <<<"$r"
+			k+=("$bw")
+			c+=("$cpu")
+			d+=("$dup")
+		fi
 	done
+	# Every run of a tool failed: its figures are 0.
+	[ ${#p[@]} -gt 0 ] || p=(0)
+	[ ${#k[@]} -gt 0 ] || k=(0) c=(0) d=(-)
 	read -r pm plo phi <<<"$(stats "${p[@]}")"
 	read -r km klo khi <<<"$(stats "${k[@]}")"
 	read -r cm clo chi <<<"$(stats "${c[@]}")"
@@ -156,6 +189,10 @@ for s in $SIZES; do
 done
 log_size90 ib_read_bw "$PAIR_DIR/sweep.perftest"
 log_size90 kvod-fetch "$PAIR_DIR/sweep.fetch"
+for t in perftest fetch; do
+	[ -s "$PAIR_DIR/failed.$t" ] &&
+		log "# failed $t runs, tried again (at sizes): $(sort -n "$PAIR_DIR/failed.$t" | uniq -c | awk '{ printf "%s%dx %d", NR > 1 ? ", " : "", $1, $2 }')"
+done
 ask end >/dev/null
 cp "$OUT" "$FINAL"
 mv "$DAT.new" "$DAT"
