@@ -19,7 +19,10 @@
 #	KVOD_PAIR_RDMA=siw: soft-iWARP instead of rxe (bench/pair.bash)
 #	KVOD_BENCH_PERFTEST_OPTS: more options for the ib_read_bw client,
 #	such as -e (sleep on completion events, as kvod-fetch does, instead
-#	of busy-polling the CQ)
+#	of busy-polling the CQ; perftest refuses -e in duration mode, so
+#	then each run is a count of READs instead: 32 MiB, at least 64)
+#	KVOD_BENCH_PERFTEST_CM=rdma_cm: perftest exchanges its QPs'
+#	details over rdma_cm (-R), not TCP (see CM below)
 #
 # Before the sweep the client checks that the link and RDMA work: the
 # movie over HTTP and over RDMA, byte-exact. Results: stdout and
@@ -58,6 +61,36 @@ MOVIE_MB=256
 RUN_LIMIT=$((SECS * 4 + 60))
 TRIES=3
 
+# perftest_len SIZE: how long a perftest run lasts, on both sides:
+# SECS, or with -e (which perftest refuses in duration mode) a count of
+# READs, 32 MiB of them and at least 64.
+perftest_len() {
+	local n
+
+	case " ${KVOD_BENCH_PERFTEST_OPTS:-} " in
+	*" -e "*)
+		n=$(((32 << 20) / $1))
+		echo "-n $((n < 64 ? 64 : n))"
+		;;
+	*)
+		echo "-D $SECS"
+		;;
+	esac
+}
+
+# How the perftest client and server exchange their QPs' details: a TCP
+# connection (the default), or with KVOD_BENCH_PERFTEST_CM=rdma_cm,
+# rdma_cm (-R). In -R mode perftest's server waits for the client's
+# closing message by busy-polling a CQ (rdma_read_keys() in its
+# perftest_communication.c) for the whole run, on the CPU that also runs
+# the server's rxe (an emulated guest's vCPUs share one host thread);
+# over a socket it sleeps in read(). kvod's server runs nothing there.
+if [ "${KVOD_BENCH_PERFTEST_CM:-socket}" = rdma_cm ]; then
+	CM=-R
+else
+	CM=
+fi
+
 pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 # ---- server: kvod, then the client's requests (pair_serve) ----
@@ -80,11 +113,16 @@ serve() {
 		sleep 0.1
 	done
 	pkill -x ib_read_bw && sleep 1
-	timeout -k 5 "$RUN_LIMIT" ib_read_bw -R -F -d "$DEV" -p 18515 -s "$2" \
-		-D "$SECS" -o 64 -t 64 >/dev/null 2>&1 </dev/null &
+	# shellcheck disable=SC2046,SC2086 # the options' words
+	timeout -k 5 "$RUN_LIMIT" ib_read_bw $CM -F -d "$DEV" -p 18515 -s "$2" \
+		$(perftest_len "$2") -o 64 -t 64 >/dev/null 2>&1 </dev/null &
 	for _ in $(seq 100); do
-		rdma resource show cm_id 2>/dev/null |
-			grep -q 'LISTEN.*:18515' && break
+		if [ -n "$CM" ]; then
+			rdma resource show cm_id 2>/dev/null |
+				grep -q 'LISTEN.*:18515' && break
+		else
+			ss -Hltn 'sport = :18515' 2>/dev/null | grep -q . && break
+		fi
 		sleep 0.2
 	done
 }
@@ -107,9 +145,9 @@ read_bw() {
 
 	for _ in $(seq "$TRIES"); do
 		ask ibbw "$1" >/dev/null
-		# shellcheck disable=SC2086 # the options' words
-		bw=$(timeout -k 5 "$RUN_LIMIT" ib_read_bw -R -F -d "$DEV" \
-			-p 18515 -s "$1" -D "$SECS" -o 64 -t 64 \
+		# shellcheck disable=SC2046,SC2086 # the options' words
+		bw=$(timeout -k 5 "$RUN_LIMIT" ib_read_bw $CM -F -d "$DEV" \
+			-p 18515 -s "$1" $(perftest_len "$1") -o 64 -t 64 \
 			${KVOD_BENCH_PERFTEST_OPTS:-} "$PAIR_SERVER" 2>/dev/null |
 			awk '$1 == '"$1"' { print $4 }')
 		if [ -n "$bw" ]; then
@@ -158,7 +196,7 @@ want=$(sha256sum <"$PAIR_DIR/film")
 
 IDLE=$(pair_idle_rate 10) || die "the server did not answer"
 rm -f "$DAT.new"
-log "# kvod RDMA READ sweep across two guests: $(uname -r), $PAIR_RDMA on virtio-net${KVOD_BENCH_PERFTEST_OPTS:+; ib_read_bw $KVOD_BENCH_PERFTEST_OPTS}"
+log "# kvod RDMA READ sweep across two guests: $(uname -r), $PAIR_RDMA on virtio-net; ib_read_bw ${CM:-with a TCP exchange}${KVOD_BENCH_PERFTEST_OPTS:+ $KVOD_BENCH_PERFTEST_OPTS}"
 log "# the server idle (10 s, subtracted): $IDLE busy jiffies, ctxt, intr per second${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# ${SECS} s per run, $RUNS runs per tool and size, alternating; 64 READs outstanding"
 log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  server CPU-s/GB (min..max)  retransmitted requests"
