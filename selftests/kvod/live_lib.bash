@@ -60,9 +60,45 @@ live_encode() {
 		-f mpegts -
 }
 
+# live_where: where the live tools, ffmpeg and kvodctl are (state, wait
+# channel, and each one's kernel stack) and what kvodctl lists.
+live_where() {
+	local p
+
+	ps -e -o pid,ppid,stat,wchan:32,etime,args |
+		awk 'NR == 1 || (/live_tool|kvodctl|ffmpeg|sleep/ && !/awk/)'
+	for p in $(pgrep -f 'live_tool|kvodctl'); do
+		echo "stack of $p:"
+		cat "/proc/$p/stack" 2>&1
+	done
+	"$KVODCTL" list 2>&1
+}
+
+# live_watchdog SECS: after SECS seconds print live_where, so that a test
+# its runner's timeout is about to kill says what it waits for. It runs
+# in the background until then; live_watchdog_stop ends it.
+live_watchdog() {
+	(
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		sleep "$1" &
+		nap=$!
+		wait "$nap"
+		ktap_print_msg "watchdog: still running after $1 s" \
+			"$(live_where)"
+	) &
+	LIVE_WATCHDOG=$!
+}
+
+live_watchdog_stop() {
+	[ -n "${LIVE_WATCHDOG:-}" ] || return 0
+	kill "$LIVE_WATCHDOG" 2>/dev/null
+	wait "$LIVE_WATCHDOG" 2>/dev/null
+	LIVE_WATCHDOG=
+}
+
 # wait_bounded SECS PID...: wait for the PIDs (children of this shell),
-# at most SECS seconds. Past that, print where the live tools and
-# kvodctl are and what kvodctl lists, kill the PIDs and return 1.
+# at most SECS seconds. Past that, print live_where, kill the PIDs and
+# return 1.
 wait_bounded() {
 	local secs=$1 deadline=$(($1 + SECONDS)) p left
 
@@ -75,9 +111,7 @@ wait_bounded() {
 		[ "${#left[@]}" = 0 ] && break
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			ktap_print_msg "still running after $secs s: ${left[*]}" \
-				"$(ps -e -o pid,ppid,stat,wchan:32,etime,args |
-					awk 'NR == 1 || (/live_tool|kvodctl|sleep/ && !/awk/)')" \
-				"$("$KVODCTL" list 2>&1)"
+				"$(live_where)"
 			kill "${left[@]}" 2>/dev/null
 			wait "${left[@]}" 2>/dev/null
 			return 1

@@ -33,10 +33,15 @@ rtp() {
 }
 
 live_rtp_cleanup() {
+	live_watchdog_stop
 	zc_probes_off
 	http_cleanup
 }
 trap live_rtp_cleanup EXIT
+
+# On the debug kernel this test once stopped after check 2 until its
+# timeout, saying nothing: say where it is, a little before that.
+live_watchdog "$(time_limit 270)"
 
 ktap_header
 ktap_plan 17
