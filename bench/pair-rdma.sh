@@ -179,7 +179,7 @@ fetch_bw() {
 		echo "$1" >>"$PAIR_DIR/failed.fetch"
 	done
 	[ -n "$bw" ] || return 1
-	awk -v a="$a" -v b="$b" -v bw="${bw:-0}" -v s="$SECS" -v idle="$IDLE" \
+	awk -v a="$a" -v b="$b" -v bw="$bw" -v s="$SECS" -v idle="$IDLE" \
 		-v d0="$d0" -v d1="$d1" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
 		gb = bw * s / 1000
