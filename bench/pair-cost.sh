@@ -15,6 +15,10 @@
 # reported: the median of the server guest's busy CPU-seconds per GB
 # moved, with its spread (min..max), and the medians of its context
 # switches and interrupts per GB (thousands), and the aggregate MB/s.
+# Then where that CPU time went (pair_cpu, the tick's sample): the
+# medians of system and of interrupt (hard and soft) CPU-seconds per
+# GB, and of NET_RX softirqs per GB (thousands); these are not net of
+# the idle server's.
 # The CPU time the idle server spends in as long (measured for 10 s
 # first) is subtracted; context switches and interrupts are not (a busy
 # server no longer makes the idle one's switches into and out of idle, so
@@ -25,6 +29,7 @@
 #
 # usage: bench/pair-cost.sh [MOVIE_MIB [RUNS]]	(on the host)
 #	KVOD_BENCH_CLIENTS="1 2 4" (default) the numbers of clients
+#	KVOD_BENCH_SERVERS (default all four)
 #
 # Results: stdout and results/bench-pair-cost.txt.
 set -u
@@ -34,11 +39,24 @@ REPO=$(dirname "$HERE")
 MOVIE_MIB=${1:-${KVOD_BENCH_MIB:-32}}
 RUNS=${2:-${KVOD_BENCH_RUNS:-3}}
 CLIENTS=${KVOD_BENCH_CLIENTS:-"1 2 4"}
+SERVERS=${KVOD_BENCH_SERVERS:-"kvod-rdma kvod-http nginx-sf nginx-copy"}
+
+for s in $SERVERS; do
+	case $s in
+	kvod-rdma | kvod-http | nginx-sf | nginx-copy) ;;
+	*)
+		echo "pair-cost.sh: no server \"$s\" (kvod-rdma kvod-http nginx-sf nginx-copy)" >&2
+		exit 2
+		;;
+	esac
+done
+[ -n "${SERVERS// /}" ] || { echo "pair-cost.sh: no servers" >&2; exit 2; }
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 	"$REPO/tools/vm-pair" --name bench-pair-cost --timeout 5400 -- \
 		env KVOD_BENCH_MIB="$MOVIE_MIB" KVOD_BENCH_RUNS="$RUNS" \
-		KVOD_BENCH_CLIENTS="$CLIENTS" "$0" || exit
+		KVOD_BENCH_CLIENTS="$CLIENTS" KVOD_BENCH_SERVERS="$SERVERS" \
+		"$0" || exit
 	exec "$REPO/tools/bench-plot"
 fi
 
@@ -49,9 +67,9 @@ fi
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.txt
 # For tools/bench-plot, a line a point: SERVER N, the median, min and max
-# CPU-s/GB, then kctxt/GB, kintr/GB and MB/s (medians).
+# CPU-s/GB, then kctxt/GB, kintr/GB, MB/s, sys-s/GB, irq-s/GB and
+# kNET_RX/GB (medians).
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.dat
-SERVERS="kvod-rdma kvod-http nginx-sf nginx-copy"
 B=/tmp/pair-cost
 
 pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
@@ -74,31 +92,39 @@ fetch() {
 	esac
 }
 
-# point SERVER N: N clients at once; "CPU-s/GB ctxt/GB intr/GB MB/s"
-# (the per-GB counts in thousands), or nothing if a download was short.
+# point SERVER N: N clients at once; "CPU-s/GB ctxt/GB intr/GB MB/s
+# sys-s/GB irq-s/GB NET_RX/GB" (the counts per GB in thousands), or
+# nothing if a download was short. The "cpu" samples sit inside the
+# "stat" ones.
 point() {
-	local a b t0 t1 i bad
+	local a b c d t0 t1 i bad
 
 	a=$(ask stat)
+	c=$(ask cpu)
 	t0=$(date +%s.%N)
 	for i in $(seq "$2"); do
 		fetch "$1" | wc -c >"$B/got.$i" &
 	done
 	wait
 	t1=$(date +%s.%N)
+	d=$(ask cpu)
 	b=$(ask stat)
 	bad=$(cat "$B"/got.* | awk -v m=$((MOVIE_MIB << 20)) '$1 != m' | wc -l)
 	rm -f "$B"/got.*
 	[ "$bad" = 0 ] || return 0
-	awk -v a="$a" -v b="$b" -v n="$2" -v mib="$MOVIE_MIB" -v t0="$t0" \
-		-v t1="$t1" -v idle="$IDLE" 'BEGIN {
+	awk -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v n="$2" \
+		-v mib="$MOVIE_MIB" -v t0="$t0" -v t1="$t1" -v idle="$IDLE" '
+	BEGIN {
 		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
+		split(c, u, " "); split(d, v, " ")
 		gb = n * mib * 1048576 / 1e9
 		t = t1 - t0
-		printf "%.2f %.1f %.1f %.1f",
+		printf "%.2f %.1f %.1f %.1f %.2f %.2f %.1f",
 			(y[1] - x[1] - z[1] * t) / x[4] / gb,
 			(y[2] - x[2]) / gb / 1000, (y[3] - x[3]) / gb / 1000,
-			gb * 1000 / t }'
+			gb * 1000 / t, (v[2] - u[2]) / x[4] / gb,
+			(v[3] + v[4] - u[3] - u[4]) / x[4] / gb,
+			(v[5] - u[5]) / gb / 1000 }'
 }
 
 mkdir -p "$B"
@@ -113,7 +139,7 @@ rm -f "$DAT.new"
 log "# server cost per GB across two guests: $(uname -r), ${MOVIE_MIB} MiB movie,"
 log "# each client downloads it whole; $RUNS runs per point, the servers in turn${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# the server idle (10 s; its busy jiffies are subtracted from every point): $IDLE busy jiffies, ctxt, intr per second"
-log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s"
+log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s   sys-s/GB  irq-s/GB  kNET_RX/GB"
 for n in $CLIENTS; do
 	declare -A r=()
 	for _ in $(seq "$RUNS"); do
@@ -129,9 +155,13 @@ for n in $CLIENTS; do
 		read -r xm _ <<<"$(col 2 "${lines[@]}")"
 		read -r im _ <<<"$(col 3 "${lines[@]}")"
 		read -r bm _ <<<"$(col 4 "${lines[@]}")"
-		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f' \
-			"$s" "$n" "$cm" "$clo" "$chi" "$xm" "$im" "$bm")"
-		echo "$s $n $cm $clo $chi $xm $im $bm" >>"$DAT.new"
+		read -r sm _ <<<"$(col 5 "${lines[@]}")"
+		read -r qm _ <<<"$(col 6 "${lines[@]}")"
+		read -r nm _ <<<"$(col 7 "${lines[@]}")"
+		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f  %8.2f  %8.2f  %10.1f' \
+			"$s" "$n" "$cm" "$clo" "$chi" "$xm" "$im" "$bm" \
+			"$sm" "$qm" "$nm")"
+		echo "$s $n $cm $clo $chi $xm $im $bm $sm $qm $nm" >>"$DAT.new"
 	done
 	unset r
 done

@@ -20,6 +20,8 @@
 #	pair_ask WHAT [ARG]	client: one request to the server, its answer
 #	pair_stat		the server's "stat" answer: busy jiffies,
 #				context switches, interrupts, jiffies/s
+#	pair_cpu		its "cpu" answer: where the busy jiffies went
+#				and the network softirqs raised
 #	pair_idle_rate SEC	client: the idle server's rates of those
 #	ask WHAT [ARG]		client: pair_ask, or die (bench/lib.bash)
 #
@@ -91,9 +93,24 @@ pair_stat() {
 		END { print b, c, i, hz }' /proc/stat
 }
 
+# pair_cpu: "USER SYS IRQ SOFTIRQ NET_RX NET_TX" of this guest so far:
+# jiffies of all CPUs in user (with nice), system, hard and soft
+# interrupt context, from /proc/stat, and the NET_RX and NET_TX softirqs
+# run, from /proc/softirqs. Debian's kernel has no
+# CONFIG_IRQ_TIME_ACCOUNTING, so the split is the tick's sample of where
+# each CPU was; softirqs that ksoftirqd runs count as softirq too.
+pair_cpu() {
+	awk '
+		/^cpu / { u = $2 + $3; s = $4; i = $7; q = $8 }
+		/^ *NET_RX:/ { for (k = 2; k <= NF; k++) rx += $k }
+		/^ *NET_TX:/ { for (k = 2; k <= NF; k++) tx += $k }
+		END { print u, s, i, q, rx + 0, tx + 0 }' /proc/stat /proc/softirqs
+}
+
 # pair_serve HANDLER: the server's side of pair_ask, one request after
-# another until "end". "stat" is answered with pair_stat; anything else
-# by "HANDLER WHAT ARG", whose output is the answer.
+# another until "end". "stat" is answered with pair_stat, "cpu" with
+# pair_cpu; anything else by "HANDLER WHAT ARG", whose output is the
+# answer.
 pair_serve() {
 	local n=0 what arg
 
@@ -104,6 +121,7 @@ pair_serve() {
 		case $what in
 		end) pair_signal "ack.$n"; return 0 ;;
 		stat) pair_signal "ack.$n" "$(pair_stat)" ;;
+		cpu) pair_signal "ack.$n" "$(pair_cpu)" ;;
 		*) pair_signal "ack.$n" "$("$1" "$what" "$arg")" ;;
 		esac
 	done
