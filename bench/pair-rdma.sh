@@ -17,10 +17,11 @@
 #
 # usage: bench/pair-rdma.sh [SECONDS_PER_RUN [RUNS]]	(on the host)
 #	KVOD_PAIR_RDMA=siw: soft-iWARP instead of rxe (bench/pair.bash)
-#	KVOD_BENCH_PERFTEST_OPTS: more options for the ib_read_bw client,
-#	such as -e (sleep on completion events, as kvod-fetch does, instead
-#	of busy-polling the CQ; perftest refuses -e in duration mode, so
-#	then each run is a count of READs instead: 32 MiB, at least 64)
+#	KVOD_BENCH_PERFTEST_EVENTS=0: the ib_read_bw client busy-polls its
+#	CQ (perftest's default) instead of sleeping on completion events
+#	(-e), as kvod-fetch does; perftest refuses -e in duration mode, so
+#	with it each run is a count of READs instead: 32 MiB, at least 64
+#	KVOD_BENCH_PERFTEST_OPTS: more options for the ib_read_bw client
 #	KVOD_BENCH_PERFTEST_CM=rdma_cm: perftest exchanges its QPs'
 #	details over rdma_cm (-R), not TCP (see CM below)
 #
@@ -61,13 +62,18 @@ MOVIE_MB=256
 RUN_LIMIT=$((SECS * 4 + 60))
 TRIES=3
 
+# The ib_read_bw client's options beyond the fixed ones: -e unless
+# KVOD_BENCH_PERFTEST_EVENTS=0, then KVOD_BENCH_PERFTEST_OPTS.
+PT_OPTS=${KVOD_BENCH_PERFTEST_OPTS:-}
+[ "${KVOD_BENCH_PERFTEST_EVENTS:-1}" = 0 ] || PT_OPTS="-e${PT_OPTS:+ $PT_OPTS}"
+
 # perftest_len SIZE: how long a perftest run lasts, on both sides:
 # SECS, or with -e (which perftest refuses in duration mode) a count of
 # READs, 32 MiB of them and at least 64.
 perftest_len() {
 	local n
 
-	case " ${KVOD_BENCH_PERFTEST_OPTS:-} " in
+	case " $PT_OPTS " in
 	*" -e "*)
 		n=$(((32 << 20) / $1))
 		echo "-n $((n < 64 ? 64 : n))"
@@ -148,7 +154,7 @@ read_bw() {
 		# shellcheck disable=SC2046,SC2086 # the options' words
 		bw=$(timeout -k 5 "$RUN_LIMIT" ib_read_bw $CM -F -d "$DEV" \
 			-p 18515 -s "$1" $(perftest_len "$1") -o 64 -t 64 \
-			${KVOD_BENCH_PERFTEST_OPTS:-} "$PAIR_SERVER" 2>/dev/null |
+			$PT_OPTS "$PAIR_SERVER" 2>/dev/null |
 			awk '$1 == '"$1"' { print $4 }')
 		if [ -n "$bw" ]; then
 			awk -v b="$bw" 'BEGIN { printf "%.1f", b * 1.048576 }'
@@ -196,7 +202,7 @@ want=$(sha256sum <"$PAIR_DIR/film")
 
 IDLE=$(pair_idle_rate 10) || die "the server did not answer"
 rm -f "$DAT.new"
-log "# kvod RDMA READ sweep across two guests: $(uname -r), $PAIR_RDMA on virtio-net; ib_read_bw ${CM:-with a TCP exchange}${KVOD_BENCH_PERFTEST_OPTS:+ $KVOD_BENCH_PERFTEST_OPTS}"
+log "# kvod RDMA READ sweep across two guests: $(uname -r), $PAIR_RDMA on virtio-net; ib_read_bw ${CM:-with a TCP exchange}${PT_OPTS:+ $PT_OPTS}"
 log "# the server idle (10 s, subtracted): $IDLE busy jiffies, ctxt, intr per second${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# ${SECS} s per run, $RUNS runs per tool and size, alternating; 64 READs outstanding"
 log "# size  ib_read_bw MB/s (min..max)  kvod-fetch MB/s (min..max)  ratio  server CPU-s/GB (min..max)  retransmitted requests"
