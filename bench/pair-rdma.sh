@@ -23,7 +23,8 @@
 #	with it each run is a count of READs instead: 32 MiB, at least 64
 #	KVOD_BENCH_PERFTEST_OPTS: more options for the ib_read_bw client
 #	KVOD_BENCH_PERFTEST_CM=rdma_cm: perftest exchanges its QPs'
-#	details over rdma_cm (-R), not TCP (see CM below)
+#	details over rdma_cm (-R), not TCP (see CM below); the default
+#	with siw
 #
 # Before the sweep the client checks that the link and RDMA work: the
 # movie over HTTP and over RDMA, byte-exact. Results: stdout and
@@ -91,6 +92,11 @@ perftest_len() {
 # perftest_communication.c) for the whole run, on the CPU that also runs
 # the server's rxe (an emulated guest's vCPUs share one host thread);
 # over a socket it sleeps in read(). kvod's server runs nothing there.
+# siw is iWARP, whose QPs connect only through rdma_cm (over a socket
+# exchange perftest's siw runs move nothing): there -R is the default.
+if [ "$PAIR_RDMA" = siw ]; then
+	: "${KVOD_BENCH_PERFTEST_CM:=rdma_cm}"
+fi
 if [ "${KVOD_BENCH_PERFTEST_CM:-socket}" = rdma_cm ]; then
 	CM=-R
 else
@@ -156,7 +162,8 @@ read_bw() {
 			-p 18515 -s "$1" $(perftest_len "$1") -o 64 -t 64 \
 			$PT_OPTS "$PAIR_SERVER" 2>/dev/null |
 			awk '$1 == '"$1"' { print $4 }')
-		if [ -n "$bw" ]; then
+		# A run that moved nothing failed too.
+		if awk -v b="${bw:-0}" 'BEGIN { exit !(b > 0) }'; then
 			awk -v b="$bw" 'BEGIN { printf "%.1f", b * 1.048576 }'
 			return 0
 		fi
