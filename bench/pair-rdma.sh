@@ -242,7 +242,7 @@ log_size90 ib_read_bw "$PAIR_DIR/sweep.perftest"
 log_size90 kvod-fetch "$PAIR_DIR/sweep.fetch"
 for t in perftest fetch; do
 	[ -s "$PAIR_DIR/failed.$t" ] &&
-		log "# failed $t runs, tried again (at sizes): $(sort -n "$PAIR_DIR/failed.$t" | uniq -c | awk '{ printf "%s%dx %d", NR > 1 ? ", " : "", $1, $2 }')"
+		log "# failed $t runs, tried again (at sizes): $(sort -n "$PAIR_DIR/failed.$t" | uniq -c | awk '{ printf "%s%dx %d", (NR > 1 ? ", " : ""), $1, $2 }')"
 done
 ask end >/dev/null
 cp "$OUT" "$FINAL"
