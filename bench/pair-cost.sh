@@ -94,37 +94,33 @@ fetch() {
 
 # point SERVER N: N clients at once; "CPU-s/GB ctxt/GB intr/GB MB/s
 # sys-s/GB irq-s/GB NET_RX/GB" (the counts per GB in thousands), or
-# nothing if a download was short. The "cpu" samples sit inside the
-# "stat" ones.
+# nothing if a download was short. One "cpu" sample (pair_cpu) on each
+# side of the downloads.
 point() {
-	local a b c d t0 t1 i bad
+	local a b t0 t1 i bad
 
-	a=$(ask stat)
-	c=$(ask cpu)
+	a=$(ask cpu)
 	t0=$(date +%s.%N)
 	for i in $(seq "$2"); do
 		fetch "$1" | wc -c >"$B/got.$i" &
 	done
 	wait
 	t1=$(date +%s.%N)
-	d=$(ask cpu)
-	b=$(ask stat)
+	b=$(ask cpu)
 	bad=$(cat "$B"/got.* | awk -v m=$((MOVIE_MIB << 20)) '$1 != m' | wc -l)
 	rm -f "$B"/got.*
 	[ "$bad" = 0 ] || return 0
-	awk -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v n="$2" \
-		-v mib="$MOVIE_MIB" -v t0="$t0" -v t1="$t1" -v idle="$IDLE" '
-	BEGIN {
+	awk -v a="$a" -v b="$b" -v n="$2" -v mib="$MOVIE_MIB" -v t0="$t0" \
+		-v t1="$t1" -v idle="$IDLE" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
-		split(c, u, " "); split(d, v, " ")
 		gb = n * mib * 1048576 / 1e9
 		t = t1 - t0
 		printf "%.2f %.1f %.1f %.1f %.2f %.2f %.1f",
 			(y[1] - x[1] - z[1] * t) / x[4] / gb,
 			(y[2] - x[2]) / gb / 1000, (y[3] - x[3]) / gb / 1000,
-			gb * 1000 / t, (v[2] - u[2]) / x[4] / gb,
-			(v[3] + v[4] - u[3] - u[4]) / x[4] / gb,
-			(v[5] - u[5]) / gb / 1000 }'
+			gb * 1000 / t, (y[6] - x[6]) / x[4] / gb,
+			(y[7] + y[8] - x[7] - x[8]) / x[4] / gb,
+			(y[9] - x[9]) / gb / 1000 }'
 }
 
 mkdir -p "$B"

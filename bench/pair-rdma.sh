@@ -163,10 +163,8 @@ read_bw() {
 			$PT_OPTS "$PAIR_SERVER" 2>/dev/null |
 			awk '$1 == '"$1"' { print $4 }')
 		# A run that moved nothing failed too.
-		if awk -v b="${bw:-0}" 'BEGIN { exit !(b > 0) }'; then
-			awk -v b="$bw" 'BEGIN { printf "%.1f", b * 1.048576 }'
-			return 0
-		fi
+		awk -v b="${bw:-0}" 'BEGIN { if (b <= 0) exit 1
+			printf "%.1f", b * 1.048576 }' && return 0
 		echo "$1" >>"$PAIR_DIR/failed.perftest"
 	done
 	return 1

@@ -20,8 +20,8 @@
 #	pair_ask WHAT [ARG]	client: one request to the server, its answer
 #	pair_stat		the server's "stat" answer: busy jiffies,
 #				context switches, interrupts, jiffies/s
-#	pair_cpu		its "cpu" answer: where the busy jiffies went
-#				and the network softirqs raised
+#	pair_cpu		its "cpu" answer: pair_stat's, then where the
+#				busy jiffies went and the network softirqs run
 #	pair_idle_rate SEC	client: the idle server's rates of those
 #	ask WHAT [ARG]		client: pair_ask, or die (bench/lib.bash)
 #
@@ -93,18 +93,23 @@ pair_stat() {
 		END { print b, c, i, hz }' /proc/stat
 }
 
-# pair_cpu: "USER SYS IRQ SOFTIRQ NET_RX NET_TX" of this guest so far:
-# jiffies of all CPUs in user (with nice), system, hard and soft
-# interrupt context, from /proc/stat, and the NET_RX and NET_TX softirqs
-# run, from /proc/softirqs. Debian's kernel has no
+# pair_cpu: pair_stat's four fields, then "USER SYS IRQ SOFTIRQ NET_RX
+# NET_TX" of this guest so far, all from one read: jiffies of all CPUs
+# in user (with nice), system, hard and soft interrupt context, from
+# /proc/stat, and the NET_RX and NET_TX softirqs run, from
+# /proc/softirqs. One request, so that a benchmark sampling both adds no
+# second round trip to its window. Debian's kernel has no
 # CONFIG_IRQ_TIME_ACCOUNTING, so the split is the tick's sample of where
 # each CPU was; softirqs that ksoftirqd runs count as softirq too.
 pair_cpu() {
-	awk '
-		/^cpu / { u = $2 + $3; s = $4; i = $7; q = $8 }
+	awk -v hz="$(getconf CLK_TCK)" '
+		/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9
+			  u = $2 + $3; s = $4; i = $7; q = $8 }
+		/^ctxt/ { c = $2 } /^intr/ { n = $2 }
 		/^ *NET_RX:/ { for (k = 2; k <= NF; k++) rx += $k }
 		/^ *NET_TX:/ { for (k = 2; k <= NF; k++) tx += $k }
-		END { print u, s, i, q, rx + 0, tx + 0 }' /proc/stat /proc/softirqs
+		END { print b, c, n, hz, u, s, i, q, rx + 0, tx + 0 }' \
+		/proc/stat /proc/softirqs
 }
 
 # pair_serve HANDLER: the server's side of pair_ask, one request after
