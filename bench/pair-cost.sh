@@ -16,11 +16,16 @@
 # moved, with its spread (min..max), and the medians of its context
 # switches and interrupts per GB (thousands), and the aggregate MB/s.
 # Then where that CPU time went (pair_cpu, the tick's sample): the
-# medians of system and of interrupt (hard and soft) CPU-seconds per
-# GB, and of NET_RX softirqs per GB (thousands); these are not net of
-# the idle server's.
+# medians of system, of interrupt (hard and soft) and of user
+# CPU-seconds per GB, and of NET_RX softirqs and TCP segments received
+# (mostly the clients' ACKs) per GB (thousands). Last,
+# the median CPU-s/GB less what a point with no download costs the
+# server (the benchmark's own samples; measured RUNS times first, at
+# least 5, and reported): that cost weighs N times less per GB with N
+# clients, so it is what hides a rise with N.
 # The CPU time the idle server spends in as long (measured for 10 s
-# first) is subtracted; context switches and interrupts are not (a busy
+# first; in total and in each part of the split) is subtracted;
+# context switches and interrupts are not (a busy
 # server no longer makes the idle one's switches into and out of idle, so
 # subtracting those can go below zero). The
 # servers take turns within each run, so a drift of the host's speed
@@ -67,8 +72,9 @@ fi
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.txt
 # For tools/bench-plot, a line a point: SERVER N, the median, min and max
-# CPU-s/GB, then kctxt/GB, kintr/GB, MB/s, sys-s/GB, irq-s/GB and
-# kNET_RX/GB (medians).
+# CPU-s/GB, then kctxt/GB, kintr/GB, MB/s, sys-s/GB, irq-s/GB,
+# kNET_RX/GB, user-s/GB, CPU-s/GB less the empty point's and
+# kInSegs/GB (medians).
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.dat
 B=/tmp/pair-cost
 
@@ -93,9 +99,10 @@ fetch() {
 }
 
 # point SERVER N: N clients at once; "CPU-s/GB ctxt/GB intr/GB MB/s
-# sys-s/GB irq-s/GB NET_RX/GB" (the counts per GB in thousands), or
-# nothing if a download was short. One "cpu" sample (pair_cpu) on each
-# side of the downloads.
+# sys-s/GB irq-s/GB NET_RX/GB user-s/GB InSegs/GB" (the counts per GB in
+# thousands), or nothing if a download was short. One "cpu" sample
+# (pair_cpu) on each side of the downloads. With N = 0, no download:
+# "CPU-s user-s sys-s irq-s" of the server between the two samples.
 point() {
 	local a b t0 t1 i bad
 
@@ -107,20 +114,29 @@ point() {
 	wait
 	t1=$(date +%s.%N)
 	b=$(ask cpu)
-	bad=$(cat "$B"/got.* | awk -v m=$((MOVIE_MIB << 20)) '$1 != m' | wc -l)
+	bad=$(cat "$B"/got.* 2>/dev/null |
+		awk -v m=$((MOVIE_MIB << 20)) '$1 != m' | wc -l)
 	rm -f "$B"/got.*
 	[ "$bad" = 0 ] || return 0
 	awk -v a="$a" -v b="$b" -v n="$2" -v mib="$MOVIE_MIB" -v t0="$t0" \
 		-v t1="$t1" -v idle="$IDLE" 'BEGIN {
 		split(a, x, " "); split(b, y, " "); split(idle, z, " ")
-		gb = n * mib * 1048576 / 1e9
 		t = t1 - t0
-		printf "%.2f %.1f %.1f %.1f %.2f %.2f %.1f",
-			(y[1] - x[1] - z[1] * t) / x[4] / gb,
-			(y[2] - x[2]) / gb / 1000, (y[3] - x[3]) / gb / 1000,
-			gb * 1000 / t, (y[6] - x[6]) / x[4] / gb,
-			(y[7] + y[8] - x[7] - x[8]) / x[4] / gb,
-			(y[9] - x[9]) / gb / 1000 }'
+		hz = x[4]
+		busy = (y[1] - x[1] - z[1] * t) / hz
+		user = (y[5] - x[5] - z[4] * t) / hz
+		sys = (y[6] - x[6] - z[5] * t) / hz
+		irq = (y[7] + y[8] - x[7] - x[8] - z[6] * t) / hz
+		if (n == 0) {
+			printf "%.3f %.3f %.3f %.3f", busy, user, sys, irq
+			exit
+		}
+		gb = n * mib * 1048576 / 1e9
+		printf "%.2f %.1f %.1f %.1f %.2f %.2f %.1f %.2f %.1f",
+			busy / gb, (y[2] - x[2]) / gb / 1000,
+			(y[3] - x[3]) / gb / 1000, gb * 1000 / t, sys / gb,
+			irq / gb, (y[9] - x[9]) / gb / 1000, user / gb,
+			(y[11] - x[11]) / gb / 1000 }'
 }
 
 mkdir -p "$B"
@@ -130,12 +146,21 @@ for s in $SERVERS; do
 	[ "$(fetch "$s" | sha256sum)" = "$want" ] || die "$s is not byte-exact"
 done
 
-IDLE=$(pair_idle_rate 10) || die "the server did not answer"
+IDLE=$(pair_idle_rate 10 cpu) || die "the server did not answer"
+empty=()
+for _ in $(seq $((RUNS < 5 ? 5 : RUNS))); do
+	empty+=("$(point none 0)")
+done
+read -r EMPTY elo ehi <<<"$(col 1 "${empty[@]}")"
+read -r eu _ <<<"$(col 2 "${empty[@]}")"
+read -r es _ <<<"$(col 3 "${empty[@]}")"
+read -r eq _ <<<"$(col 4 "${empty[@]}")"
 rm -f "$DAT.new"
 log "# server cost per GB across two guests: $(uname -r), ${MOVIE_MIB} MiB movie,"
 log "# each client downloads it whole; $RUNS runs per point, the servers in turn${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
-log "# the server idle (10 s; its busy jiffies are subtracted from every point): $IDLE busy jiffies, ctxt, intr per second"
-log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s   sys-s/GB  irq-s/GB  kNET_RX/GB"
+log "# the server idle (10 s; its busy jiffies, and those of each part of the split, are subtracted from every point): $IDLE busy jiffies, ctxt, intr, user, sys, irq per second"
+log "# a point with no download (the two samples alone; ${#empty[@]} times): $EMPTY CPU-s ($elo..$ehi): user $eu, sys $es, irq $eq; less-empty = CPU-s/GB less $EMPTY / GB"
+log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s   sys-s/GB  irq-s/GB  kNET_RX/GB  user-s/GB  less-empty  kInSegs/GB"
 for n in $CLIENTS; do
 	declare -A r=()
 	for _ in $(seq "$RUNS"); do
@@ -154,10 +179,14 @@ for n in $CLIENTS; do
 		read -r sm _ <<<"$(col 5 "${lines[@]}")"
 		read -r qm _ <<<"$(col 6 "${lines[@]}")"
 		read -r nm _ <<<"$(col 7 "${lines[@]}")"
-		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f  %8.2f  %8.2f  %10.1f' \
+		read -r um _ <<<"$(col 8 "${lines[@]}")"
+		read -r gm _ <<<"$(col 9 "${lines[@]}")"
+		le=$(awk -v c="$cm" -v e="$EMPTY" -v n="$n" -v mib="$MOVIE_MIB" \
+			'BEGIN { printf "%.2f", c - e / (n * mib * 1048576 / 1e9) }')
+		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f  %8.2f  %8.2f  %10.1f  %9.2f  %10.2f  %10.1f' \
 			"$s" "$n" "$cm" "$clo" "$chi" "$xm" "$im" "$bm" \
-			"$sm" "$qm" "$nm")"
-		echo "$s $n $cm $clo $chi $xm $im $bm $sm $qm $nm" >>"$DAT.new"
+			"$sm" "$qm" "$nm" "$um" "$le" "$gm")"
+		echo "$s $n $cm $clo $chi $xm $im $bm $sm $qm $nm $um $le $gm" >>"$DAT.new"
 	done
 	unset r
 done

@@ -22,7 +22,7 @@
 #				context switches, interrupts, jiffies/s
 #	pair_cpu		its "cpu" answer: pair_stat's, then where the
 #				busy jiffies went and the network softirqs run
-#	pair_idle_rate SEC	client: the idle server's rates of those
+#	pair_idle_rate SEC [cpu]	client: the idle server's rates of those
 #	ask WHAT [ARG]		client: pair_ask, or die (bench/lib.bash)
 #
 # The NIC is the virtio-net device tools/vm-run --link adds, found by its
@@ -94,10 +94,11 @@ pair_stat() {
 }
 
 # pair_cpu: pair_stat's four fields, then "USER SYS IRQ SOFTIRQ NET_RX
-# NET_TX" of this guest so far, all from one read: jiffies of all CPUs
-# in user (with nice), system, hard and soft interrupt context, from
-# /proc/stat, and the NET_RX and NET_TX softirqs run, from
-# /proc/softirqs. One request, so that a benchmark sampling both adds no
+# NET_TX INSEGS" of this guest so far, all from one read: jiffies of all
+# CPUs in user (with nice), system, hard and soft interrupt context, from
+# /proc/stat, the NET_RX and NET_TX softirqs run, from /proc/softirqs,
+# and the TCP segments received (InSegs), from /proc/net/snmp. One
+# request, so that a benchmark sampling both adds no
 # second round trip to its window. Debian's kernel has no
 # CONFIG_IRQ_TIME_ACCOUNTING, so the split is the tick's sample of where
 # each CPU was; softirqs that ksoftirqd runs count as softirq too.
@@ -108,8 +109,12 @@ pair_cpu() {
 		/^ctxt/ { c = $2 } /^intr/ { n = $2 }
 		/^ *NET_RX:/ { for (k = 2; k <= NF; k++) rx += $k }
 		/^ *NET_TX:/ { for (k = 2; k <= NF; k++) tx += $k }
-		END { print b, c, n, hz, u, s, i, q, rx + 0, tx + 0 }' \
-		/proc/stat /proc/softirqs
+		/^Tcp:/ { if (!tcp) { for (k = 2; k <= NF; k++)
+					if ($k == "InSegs") col = k
+				  tcp = 1 }
+			  else seg = $col }
+		END { print b, c, n, hz, u, s, i, q, rx + 0, tx + 0, seg + 0 }' \
+		/proc/stat /proc/softirqs /proc/net/snmp
 }
 
 # pair_serve HANDLER: the server's side of pair_ask, one request after
@@ -150,17 +155,24 @@ ask() {
 	pair_ask "$@" || die "the server did not answer $*"
 }
 
-# pair_idle_rate SECONDS: the server's busy jiffies, context switches
-# and interrupts per second while nothing is served (the client asks
-# twice, SECONDS apart): "BUSY CTXT INTR".
+# pair_idle_rate SECONDS [cpu]: the server's busy jiffies, context
+# switches and interrupts per second while nothing is served (the client
+# asks twice, SECONDS apart): "BUSY CTXT INTR"; with "cpu", then the
+# user, system and interrupt (hard and soft) jiffies per second of
+# pair_cpu's split: "BUSY CTXT INTR USER SYS IRQ".
 pair_idle_rate() {
-	local a b
+	local a b what=${2:-stat}
 
-	a=$(pair_ask stat) && sleep "$1" && b=$(pair_ask stat) || return 1
-	awk -v a="$a" -v b="$b" -v t="$1" 'BEGIN {
+	a=$(pair_ask "$what") && sleep "$1" && b=$(pair_ask "$what") ||
+		return 1
+	awk -v a="$a" -v b="$b" -v t="$1" -v split_="${2:+1}" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		printf "%.3f %.1f %.1f", (y[1] - x[1]) / t, (y[2] - x[2]) / t,
-			(y[3] - x[3]) / t }'
+			(y[3] - x[3]) / t
+		if (split_)
+			printf " %.3f %.3f %.3f", (y[5] - x[5]) / t,
+				(y[6] - x[6]) / t,
+				(y[7] + y[8] - x[7] - x[8]) / t }'
 }
 
 # pair_rdma_up: the link up (pair_net_up) and the RDMA device kvod_pair
