@@ -85,12 +85,13 @@ pair_nap() {
 
 # pair_stat: "BUSY CTXT INTR HZ" of this guest so far, from /proc/stat:
 # busy jiffies of all CPUs (user, nice, system, irq, softirq, steal),
-# context switches, interrupts, and jiffies per second.
+# context switches, interrupts, and jiffies per second; pair_cpu's first
+# four fields, so that both count busy time the same way.
 pair_stat() {
-	awk -v hz="$(getconf CLK_TCK)" '
-		/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9 }
-		/^ctxt/ { c = $2 } /^intr/ { i = $2 }
-		END { print b, c, i, hz }' /proc/stat
+	local busy ctxt intr hz
+
+	read -r busy ctxt intr hz _ <<<"$(pair_cpu)"
+	echo "$busy $ctxt $intr $hz"
 }
 
 # pair_cpu: pair_stat's four fields, then "USER SYS IRQ SOFTIRQ NET_RX
