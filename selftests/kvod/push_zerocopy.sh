@@ -50,6 +50,14 @@ with open(sys.argv[1], "wb") as f:
         f.write(b"\x47" + os.urandom(187))
 ' "$1" "$2"
 }
+# udp_counters rx|tx: that namespace's UDP counters, NAME=VALUE.
+udp_counters() {
+	# shellcheck disable=SC2016 # awk's own variables
+	"$1" awk '/^Udp:/ {
+		if (!n++) { split($0, k); next }
+		for (i = 2; i <= NF; i++) printf "%s=%s ", k[i], $i
+	}' /proc/net/snmp
+}
 mkts "$TMP/m.ts" "$NPKT" || ktap_bail_out "cannot make the movie"
 
 sysctl -qw net.core.rmem_max=$((64 << 20))
@@ -94,6 +102,14 @@ RATE2=4000000			# 380 packets/s
 mkts "$TMP/d.ts" "$NPKT2" || ktap_bail_out "cannot make the movie"
 head -c "$(stat -c %s "$TMP/d.ts")" /dev/zero >"$TMP/fill"
 "$KVODCTL" add d "$TMP/d.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
+# Only the push's packets in the plug: no IPv6 (no ND, MLD or router
+# solicitation) and a permanent neighbour, so no ARP probe (a stale entry
+# sends three, which the plug held and counted on the slow debug kernel).
+# Both are set before the plug exists: turning IPv6 off may itself send
+# an MLD report, and a new plug holds from the start.
+tx sysctl -qw "net.ipv6.conf.$DEV_TX.disable_ipv6=1"
+tx ip neigh replace "$ADDR_RX" dev "$DEV_TX" nud permanent \
+	lladdr "$(rx cat "/sys/class/net/$DEV_RX/address")"
 if ! modprobe -q sch_plug 2>/dev/null || ! qd add root plug limit 10000000; then
 	# The debug kernel's fragment lacks NET_SCH_PLUG until its next rebuild.
 	for t in "the movie is freed while its packets wait in a qdisc" \
@@ -103,12 +119,11 @@ if ! modprobe -q sch_plug 2>/dev/null || ! qd add root plug limit 10000000; then
 		ktap_skip "$t" "no sch_plug in this kernel"
 	done
 else
-	# Only the push's packets in the plug: no IPv6 ND or MLD, and a
-	# permanent neighbour, so no ARP probe (a stale entry sends three,
-	# which the plug held and counted on the slow debug kernel).
-	tx sysctl -qw "net.ipv6.conf.$DEV_TX.disable_ipv6=1"
-	tx ip neigh replace "$ADDR_RX" dev "$DEV_TX" nud permanent \
-		lladdr "$(rx cat "/sys/class/net/$DEV_RX/address")"
+	# Whatever was sent before that is let go, and the plug blocked again
+	# once it is empty.
+	qd change root plug release_indefinite
+	wait_test "$(time_limit 10)" -eq 0 qstat qlen ||
+		ktap_print_msg "the plug did not empty: $(qstat qlen) held"
 	qd change root plug block
 	# The plug lets every held packet go at once, through the veth into
 	# the receiving CPU's backlog: make room for all of them, and give
@@ -140,7 +155,9 @@ else
 	qd change root plug release_indefinite
 	wait "$rxpid"
 	RX_OUT=$(tail -n +2 "$TMP/rx2")
-	ktap_print_msg "txrecv: $RX_OUT"
+	ktap_print_msg "txrecv: $RX_OUT" \
+		"plug: $(qstat packets) sent, $(qstat drops) dropped" \
+		"receiver's UDP: $(udp_counters rx)"
 	# Each received payload must be one of the movie's (they are random,
 	# so each is unique) and none anything else; order is not checked.
 	read -r got foreign < <(python3 -c '
