@@ -64,7 +64,7 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 17))
+ktap_plan $((${#BAD[@]} + 20))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
@@ -83,6 +83,11 @@ check_log "a KASAN report inside a fault span fails" 125 \
 	"$CLEAN"$'\n'"$SPAN_START"$'\n'"[   10.000000] BUG: KASAN: slab-use-after-free in conn_work+0x1/0x2"$'\n'"$SPAN_END"
 check_log "a stack dump after the span fails" 125 \
 	"$CLEAN"$'\n'"$SPAN_START"$'\n'"$SPAN_END"$'\n'"$ALLOC_FAIL"
+# A user space program's fault is its own; an oops after it still fails.
+USER_TRAP='[   12.000000] traps: ib_read_bw[812] general protection fault ip:7f3c2a1b sp:7ffd1e2c error:0 in librdmacm.so.1.3.48.0[7f3c2a000000+1a000]'
+check_log "a user program's trap passes" 0 "$CLEAN"$'\n'"$USER_TRAP"
+check_log "an oops after a user program's trap fails" 125 \
+	"$CLEAN"$'\n'"$USER_TRAP"$'\n'"[   13.000000] ${BAD[3]}"
 check_log "taint W (512) fails" 125 "$CLEAN" 512
 check_log "taint D|O (4224) fails" 125 "$CLEAN" 4224
 check_log "taint P (1) fails" 125 "$CLEAN" 1
@@ -110,6 +115,9 @@ check_eq "the first report is printed whole, up to its end" "$OOPS" \
 head -n 13 "$TMP/console" >"$TMP/console.short"
 check_eq "a report cut short is printed to where the log ends" \
 	"$(sed -n '1,6p' <<<"$OOPS")" "$(health_first_report "$TMP/console.short")"
+printf '%s\n' "$CLEAN" "$USER_TRAP" "$OOPS" >"$TMP/console"
+check_eq "a user program's trap before it is not the first report" "$OOPS" \
+	"$(health_first_report "$TMP/console")"
 printf '%s\n' "$CLEAN" >"$TMP/console"
 check_eq "a clean log has no report" "" "$(health_first_report "$TMP/console")"
 
