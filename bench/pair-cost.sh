@@ -22,7 +22,10 @@
 # the median CPU-s/GB less what a point with no download costs the
 # server (the benchmark's own samples; measured RUNS times first, at
 # least 5, and reported): that cost weighs N times less per GB with N
-# clients, so it is what hides a rise with N.
+# clients, so it is what hides a rise with N. Then the interrupts of
+# the link NIC's (virtio-net's) receive and transmit queues per GB
+# (thousands), which tell whether the interrupts follow the clients'
+# ACKs or the server's sends.
 # The CPU time the idle server spends in as long (measured for 10 s
 # first; in total and in each part of the split) is subtracted;
 # context switches and interrupts are not (a busy
@@ -73,8 +76,9 @@ OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.txt
 # For tools/bench-plot, a line a point: SERVER N, the median, min and max
 # CPU-s/GB, then kctxt/GB, kintr/GB, MB/s, sys-s/GB, irq-s/GB,
-# kNET_RX/GB, user-s/GB, CPU-s/GB less the empty point's and
-# kInSegs/GB (medians).
+# kNET_RX/GB, user-s/GB, CPU-s/GB less the empty point's, kInSegs/GB,
+# and the link NIC's receive and transmit interrupts, kRXint/GB and
+# kTXint/GB (medians).
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.dat
 B=/tmp/pair-cost
 
@@ -99,8 +103,8 @@ fetch() {
 }
 
 # point SERVER N: N clients at once; "CPU-s/GB ctxt/GB intr/GB MB/s
-# sys-s/GB irq-s/GB NET_RX/GB user-s/GB InSegs/GB" (the counts per GB in
-# thousands), or nothing if a download was short. One "cpu" sample
+# sys-s/GB irq-s/GB NET_RX/GB user-s/GB InSegs/GB RXint/GB TXint/GB" (the
+# counts per GB in thousands), or nothing if a download was short. One "cpu" sample
 # (pair_cpu) on each side of the downloads. With N = 0, no download:
 # "CPU-s user-s sys-s irq-s" of the server between the two samples.
 point() {
@@ -132,11 +136,13 @@ point() {
 			exit
 		}
 		gb = n * mib * 1048576 / 1e9
-		printf "%.2f %.1f %.1f %.1f %.2f %.2f %.1f %.2f %.1f",
+		printf "%.2f %.1f %.1f %.1f %.2f %.2f %.1f %.2f %.1f %.1f %.1f",
 			busy / gb, (y[2] - x[2]) / gb / 1000,
 			(y[3] - x[3]) / gb / 1000, gb * 1000 / t, sys / gb,
 			irq / gb, (y[9] - x[9]) / gb / 1000, user / gb,
-			(y[11] - x[11]) / gb / 1000 }'
+			(y[11] - x[11]) / gb / 1000,
+			(y[12] - x[12]) / gb / 1000,
+			(y[13] - x[13]) / gb / 1000 }'
 }
 
 mkdir -p "$B"
@@ -160,7 +166,7 @@ log "# server cost per GB across two guests: $(uname -r), ${MOVIE_MIB} MiB movie
 log "# each client downloads it whole; $RUNS runs per point, the servers in turn${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# the server idle (10 s; its busy jiffies, and those of each part of the split, are subtracted from every point): $IDLE busy jiffies, ctxt, intr, user, sys, irq per second"
 log "# a point with no download (the two samples alone; ${#empty[@]} times): $EMPTY CPU-s ($elo..$ehi): user $eu, sys $es, irq $eq; less-empty = CPU-s/GB less $EMPTY / GB"
-log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s   sys-s/GB  irq-s/GB  kNET_RX/GB  user-s/GB  less-empty  kInSegs/GB"
+log "# server      N  CPU-s/GB (min..max)    kctxt/GB  kintr/GB  MB/s   sys-s/GB  irq-s/GB  kNET_RX/GB  user-s/GB  less-empty  kInSegs/GB  kRXint/GB  kTXint/GB"
 for n in $CLIENTS; do
 	declare -A r=()
 	for _ in $(seq "$RUNS"); do
@@ -181,12 +187,14 @@ for n in $CLIENTS; do
 		read -r nm _ <<<"$(col 7 "${lines[@]}")"
 		read -r um _ <<<"$(col 8 "${lines[@]}")"
 		read -r gm _ <<<"$(col 9 "${lines[@]}")"
+		read -r rm _ <<<"$(col 10 "${lines[@]}")"
+		read -r tm _ <<<"$(col 11 "${lines[@]}")"
 		le=$(awk -v c="$cm" -v e="$EMPTY" -v n="$n" -v mib="$MOVIE_MIB" \
 			'BEGIN { printf "%.2f", c - e / (n * mib * 1048576 / 1e9) }')
-		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f  %8.2f  %8.2f  %10.1f  %9.2f  %10.2f  %10.1f' \
+		log "$(printf '%-11s %2d  %6.2f (%.2f..%.2f)  %8.1f  %8.1f  %5.1f  %8.2f  %8.2f  %10.1f  %9.2f  %10.2f  %10.1f  %9.1f  %9.1f' \
 			"$s" "$n" "$cm" "$clo" "$chi" "$xm" "$im" "$bm" \
-			"$sm" "$qm" "$nm" "$um" "$le" "$gm")"
-		echo "$s $n $cm $clo $chi $xm $im $bm $sm $qm $nm $um $le $gm" >>"$DAT.new"
+			"$sm" "$qm" "$nm" "$um" "$le" "$gm" "$rm" "$tm")"
+		echo "$s $n $cm $clo $chi $xm $im $bm $sm $qm $nm $um $le $gm $rm $tm" >>"$DAT.new"
 	done
 	unset r
 done

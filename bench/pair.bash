@@ -21,7 +21,8 @@
 #	pair_stat		the server's "stat" answer: busy jiffies,
 #				context switches, interrupts, jiffies/s
 #	pair_cpu		its "cpu" answer: pair_stat's, then where the
-#				busy jiffies went and the network softirqs run
+#				busy jiffies went, the network softirqs run,
+#				TCP segments received and the NIC's interrupts
 #	pair_idle_rate SEC [cpu]	client: the idle server's rates of those
 #	ask WHAT [ARG]		client: pair_ask, or die (bench/lib.bash)
 #
@@ -35,6 +36,8 @@ PAIR_SERVER=198.18.1.1
 PAIR_CLIENT=198.18.1.2
 PAIR_NETDEV=
 PAIR_RDMA=${KVOD_PAIR_RDMA:-rxe}
+# Where pair_cpu reads the kernel's counters (a test gives it others).
+PAIR_PROC=${KVOD_PAIR_PROC:-/proc}
 
 # pair_net_up: the link's netdev in PAIR_NETDEV, up, with this side's
 # address; 1 if there is no such NIC.
@@ -95,16 +98,19 @@ pair_stat() {
 }
 
 # pair_cpu: pair_stat's four fields, then "USER SYS IRQ SOFTIRQ NET_RX
-# NET_TX INSEGS" of this guest so far, all from one read: jiffies of all
-# CPUs in user (with nice), system, hard and soft interrupt context, from
-# /proc/stat, the NET_RX and NET_TX softirqs run, from /proc/softirqs,
-# and the TCP segments received (InSegs), from /proc/net/snmp. One
+# NET_TX INSEGS RXINT TXINT" of this guest so far, all from one read:
+# jiffies of all CPUs in user (with nice), system, hard and soft interrupt
+# context, from /proc/stat, the NET_RX and NET_TX softirqs run, from
+# /proc/softirqs, the TCP segments received (InSegs), from
+# /proc/net/snmp, and the interrupts of virtio-net's receive and transmit
+# queues (the vectors named virtioN-input.Q and virtioN-output.Q), from
+# /proc/interrupts. One
 # request, so that a benchmark sampling both adds no
 # second round trip to its window. Debian's kernel has no
 # CONFIG_IRQ_TIME_ACCOUNTING, so the split is the tick's sample of where
 # each CPU was; softirqs that ksoftirqd runs count as softirq too.
 pair_cpu() {
-	awk -v hz="$(getconf CLK_TCK)" '
+	awk -v hz="$(getconf CLK_TCK)" -v intr="$PAIR_PROC/interrupts" '
 		/^cpu / { b = $2 + $3 + $4 + $7 + $8 + $9
 			  u = $2 + $3; s = $4; i = $7; q = $8 }
 		/^ctxt/ { c = $2 } /^intr/ { n = $2 }
@@ -114,8 +120,16 @@ pair_cpu() {
 					if ($k == "InSegs") col = k
 				  tcp = 1 }
 			  else seg = $col }
-		END { print b, c, n, hz, u, s, i, q, rx + 0, tx + 0, seg + 0 }' \
-		/proc/stat /proc/softirqs /proc/net/snmp
+		FILENAME == intr {
+			if (FNR == 1) { ncpu = NF; next }
+			if ($NF ~ /^virtio[0-9]+-input\./)
+				for (k = 2; k <= ncpu + 1; k++) rxi += $k
+			if ($NF ~ /^virtio[0-9]+-output\./)
+				for (k = 2; k <= ncpu + 1; k++) txi += $k }
+		END { print b, c, n, hz, u, s, i, q, rx + 0, tx + 0, seg + 0,
+			    rxi + 0, txi + 0 }' \
+		"$PAIR_PROC/stat" "$PAIR_PROC/softirqs" "$PAIR_PROC/net/snmp" \
+		"$PAIR_PROC/interrupts"
 }
 
 # pair_serve HANDLER: the server's side of pair_ask, one request after
