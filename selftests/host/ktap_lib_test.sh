@@ -21,7 +21,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 21
+ktap_plan 24
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -71,5 +71,20 @@ check_eq "wait_test polls its command again" "ok rc=0" \
 	"$(child 'f=$(mktemp); echo 0 >$f; n() { echo $(($(cat $f) + 1)) >$f; cat $f; }; wait_test 5 = 3 n && echo ok; rm -f $f')"
 check_eq "wait_test gives up after its time" "timeout rc=0" \
 	"$(child 'wait_test 1 = 1 echo 0 || echo timeout')"
+
+# proc_where: a sleeping task's name, state, system call and kernel stack
+# (reading them needs root, which the guest and CI are); an ended one is
+# "gone".
+sleep 60 &
+napper=$!
+where=$(child "proc_where $napper")
+kill "$napper"
+wait "$napper" 2>/dev/null || true
+check_ok "proc_where: name, state and system call" \
+	grep -qE "^sleep $napper: S \(sleeping\), syscall [0-9]+ " <<<"$where"
+check_ok "proc_where: the kernel stack, in nanosleep" \
+	grep -qE "\|  \[<[0-9a-f]+>\] [a-z_]*nanosleep" <<<"$where"
+check_eq "proc_where: an ended task is gone" "$napper: gone rc=0" \
+	"$(child "proc_where $napper")"
 
 ktap_finish

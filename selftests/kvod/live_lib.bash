@@ -61,16 +61,13 @@ live_encode() {
 }
 
 # live_where: where the live tools, ffmpeg and kvodctl are (state, wait
-# channel, and each one's kernel stack) and what kvodctl lists.
+# channel, and each one's system call and kernel stack) and what kvodctl
+# lists.
 live_where() {
-	local p
-
 	ps -e -o pid,ppid,stat,wchan:32,etime,args |
 		awk 'NR == 1 || (/live_tool|kvodctl|ffmpeg|sleep/ && !/awk/)'
-	for p in $(pgrep -f 'live_tool|kvodctl'); do
-		echo "stack of $p:"
-		cat "/proc/$p/stack" 2>&1
-	done
+	# shellcheck disable=SC2046 # one PID a word
+	proc_where $(pgrep -f 'live_tool|kvodctl')
 	"$KVODCTL" list 2>&1
 }
 

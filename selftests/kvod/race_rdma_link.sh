@@ -55,19 +55,18 @@ cycle_listener() {
 	sleep "0.$((RANDOM % 5))"
 }
 
-# relink: one rdma link del and add; fails if either fails or hangs.
-# stuck_stacks: the kernel stacks of every task waiting in RDMA code.
+# stuck_stacks: where every task waiting in RDMA code is (proc_where).
 stuck_stacks() {
-	local p
+	local p stuck=()
 
 	for p in /proc/[0-9]*; do
-		grep -qE 'ib_|rdma|cma_|siw|rxe|uverbs' "$p/stack" 2>/dev/null ||
-			continue
-		ktap_print_msg "$(cat "$p/comm") ${p#/proc/}:" \
-			"$(awk '{ printf "%s ", $2 }' "$p/stack")"
+		grep -qE 'ib_|rdma|cma_|siw|rxe|uverbs' "$p/stack" 2>/dev/null &&
+			stuck+=("${p#/proc/}")
 	done
+	[ "${#stuck[@]}" = 0 ] || ktap_print_msg "$(proc_where "${stuck[@]}")"
 }
 
+# relink: one rdma link del and add; fails if either fails or hangs.
 relink() {
 	local err pid i
 

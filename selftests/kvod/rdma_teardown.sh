@@ -65,7 +65,7 @@ readers_gone() {
 # kernel it and the readers in $pids were (and every blocked task to the
 # kernel log).
 bounded() {
-	local limit=$1 pid deadline p
+	local limit=$1 pid deadline
 
 	shift
 	"$@" &
@@ -76,12 +76,8 @@ bounded() {
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		ktap_print_msg "$* still running after $limit s, waiting in:" \
-			"$(cat "/proc/$pid/stack" 2>&1)"
-		for p in "${pids[@]}"; do
-			ktap_print_msg "reader $p: $(grep State "/proc/$p/status" 2>&1)," \
-				"syscall $(cat "/proc/$p/syscall" 2>&1)" \
-				"$(cat "/proc/$p/stack" 2>&1)"
-		done
+			"$(proc_where "$pid")" "the readers:" \
+			"$(proc_where "${pids[@]}")"
 		echo w >/proc/sysrq-trigger
 		kill -9 "$pid"
 		wait "$pid"

@@ -37,6 +37,8 @@ fi
 . "$KTAP_LIB_DIR/guest.sh"
 # shellcheck source=selftests/lib/kvodctl.sh
 . "$KTAP_LIB_DIR/kvodctl.sh"
+# shellcheck source=selftests/lib/where.sh
+. "$KTAP_LIB_DIR/where.sh"
 
 ktap_header() {
 	ktap_print_header
