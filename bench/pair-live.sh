@@ -41,8 +41,9 @@
 #        kvod-rdma       kvod-fetch, notes (one SEND per chunk) + READs
 #        kvod-rdma-poll  kvod-fetch --poll 20: the server does nothing
 #        kvod-http       curl of http://server:8080/tv, zero-copy chunks
-#        nginx-hls       a client that reloads the playlist every 0.5 s
-#                        and fetches each new segment with curl
+#        nginx-hls       bench/hls_player.py: reloads the playlist every
+#                        0.5 s and fetches each new segment, over one
+#                        kept-alive connection
 #      reported: the server's CPU per client (the point's busy CPU less
 #      the baseline, over N), and the bytes each client got as a share
 #      of what the source wrote meanwhile (a client that did not keep up
@@ -246,34 +247,12 @@ fi
 
 # ---- client ----
 
-# hls SECONDS: an HLS player without the decoding, on nginx: the
-# playlist every 0.5 s, each segment newer than the last one fetched
-# (starting at the newest); prints the bytes it got.
+# hls SECONDS: an HLS player without the decoding, on nginx
+# (bench/hls_player.py: the playlist every 0.5 s, each new segment, over
+# one kept-alive connection, forking nothing); prints the bytes it got.
 hls() {
-	local base=http://$PAIR_SERVER:8081/hls end=$((SECONDS + $1))
-	local last=-1 bytes=0 loads=0 list seg n
-
-	while [ "$SECONDS" -lt "$end" ]; do
-		list=$(curl -s "$base/live.m3u8" | grep '^seg')
-		loads=$((loads + 1))
-		for seg in $list; do
-			n=${seg#seg}
-			n=${n%.ts}
-			if [ "$last" -lt 0 ]; then
-				last=$((n - 1))	# the first look: the newest only
-				continue
-			fi
-			[ "$n" -gt "$last" ] || continue
-			bytes=$((bytes + $(curl -s "$base/$seg" | wc -c)))
-			last=$n
-		done
-		[ "$last" -ge 0 ] || last=0
-		sleep 0.5
-	done
-	# for whoever reads the log of a point with a share of 0
-	[ "$bytes" -gt 0 ] || echo "hls: nothing in $1 s: $loads playlist" \
-		"loads, the last listed: ${list//$'\n'/ }, last taken: $last" >&2
-	echo "$bytes"
+	/usr/bin/python3 -S "$HERE/hls_player.py" \
+		"http://$PAIR_SERVER:8081/hls/live.m3u8" "$1"
 }
 
 # player SERVER SECONDS: one client for that long; prints its bytes.
