@@ -330,11 +330,15 @@ busiest() {
 				what, p["wakeups"], p["seconds"], p["wakeups"] / p["seconds"] }' >&2
 }
 
-# point SERVER N: N players for SECS; "CPU%/client min-share source"
-# where the share is the fewest bytes a player got over what the source
-# wrote from just before the players started to just after they ended,
-# and source is the source's rate meanwhile over its nominal rate (below
-# 1: the source itself fell behind, and the point measured less work).
+# point SERVER N: N players for SECS; "CPU%/client min-share source
+# ticks CPU-s/GB" where the share is the fewest bytes a player got over
+# what the source wrote from just before the players started to just
+# after they ended, source is the source's rate meanwhile over its
+# nominal rate (below 1: the source itself fell behind, and the point
+# measured less work), ticks the first figure by the tick's samples, and
+# CPU-s/GB the server's CPU-seconds (less the baseline) per GB the
+# players got together (0 if they got nothing): the cost of what was
+# delivered, whatever share of the stream each player kept up with.
 point() {
 	local a b i pa
 
@@ -350,13 +354,16 @@ point() {
 	awk -v c="$(cpu "$a" "$b")" -v n="$2" -v a="$a" -v b="$b" \
 		-v k="$(ticks "$a" "$b")" -v k0="$TICKS" -v rate=$((PPS * 188)) '
 		NR == 1 || $1 < min { min = $1 }
+		{ sum += $1 }
 		END { split(a, x, " "); split(b, y, " ")
 			# what the source wrote between the two server
 			# samples, which the players run within (the two
 			# guests do not agree on time under icount)
 			w = y[8] - x[8]
-			printf "%.3f %.2f %.2f %.3f", c / n, w ? min / w : 0,
-				w / (y[11] - x[11]) / rate, (k - k0) / n }' "$B"/got.*
+			printf "%.3f %.2f %.2f %.3f %.2f", c / n, w ? min / w : 0,
+				w / (y[11] - x[11]) / rate, (k - k0) / n,
+				sum ? c / 100 * (y[5] - x[5]) / (sum / 1e9) : 0 }' \
+		"$B"/got.*
 	rm -f "$B"/got.*
 }
 
@@ -454,8 +461,8 @@ done
 # Every sink's connection is released once note_sink is gone (killed, all
 # at once): part 2 and the end wait for that, and say what is left if not.
 [ -z "${SINKS// }" ] || quiet
-log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written, the source's rate / its nominal rate, CPU %/client by the tick's samples (median)"
-log "# server          N  CPU %/client (min..max)   share  source  by ticks"
+log "# 2. players: server CPU % per client (median, min..max of $RUNS runs), fewest bytes a client got / bytes written, the source's rate / its nominal rate, CPU %/client by the tick's samples, the server's CPU-s (less the baseline) per GB the clients got (medians)"
+log "# server          N  CPU %/client (min..max)   share  source  by ticks  CPU-s/GB"
 for n in $CLIENTS; do
 	declare -A r=()
 	for _ in $(seq "$RUNS"); do
@@ -469,8 +476,9 @@ for n in $CLIENTS; do
 		read -r sm _ <<<"$(col 2 "${lines[@]}")"
 		read -r rm _ <<<"$(col 3 "${lines[@]}")"
 		read -r km _ <<<"$(col 4 "${lines[@]}")"
-		log "$(printf '%-14s %3d  %7.3f (%.3f..%.3f)  %5.2f  %6.2f  %7.3f' \
-			"$s" "$n" "$cm" "$clo" "$chi" "$sm" "$rm" "$km")"
+		read -r gm _ <<<"$(col 5 "${lines[@]}")"
+		log "$(printf '%-14s %3d  %7.3f (%.3f..%.3f)  %5.2f  %6.2f  %7.3f  %8.2f' \
+			"$s" "$n" "$cm" "$clo" "$chi" "$sm" "$rm" "$km" "$gm")"
 	done
 	unset r
 done
