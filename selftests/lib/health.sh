@@ -40,7 +40,7 @@ HEALTH_PATTERNS=(
 # though it says "general protection fault"; the kernel's own reports
 # never start with "traps: ".
 # shellcheck disable=SC2034 # used by the scripts that source this file
-HEALTH_USER_TRAP='traps: .*\[[0-9]+\] .* ip:[0-9a-f]+ sp:[0-9a-f]+ error:'
+HEALTH_USER_TRAP='traps: .*[[][0-9]+[]] .* ip:[0-9a-f]+ sp:[0-9a-f]+ error:'
 
 # health_regex: the patterns as one extended regexp.
 health_regex() {
