@@ -104,8 +104,8 @@ fetch() {
 
 # point SERVER N: N clients at once; "CPU-s/GB ctxt/GB intr/GB MB/s
 # sys-s/GB irq-s/GB NET_RX/GB user-s/GB InSegs/GB RXint/GB TXint/GB" (the
-# counts per GB in thousands), or nothing if a download was short. One "cpu" sample
-# (pair_cpu) on each side of the downloads. With N = 0, no download:
+# counts per GB in thousands), or nothing if a download was short. One
+# "cpu" sample (pair_cpu) on each side of the downloads. With N = 0, no download:
 # "CPU-s user-s sys-s irq-s" of the server between the two samples.
 point() {
 	local a b t0 t1 i bad
