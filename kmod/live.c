@@ -21,10 +21,12 @@
  * page (a reader between chunks, or a TCP queue), the writer puts a fresh
  * page in the slot and drops the ring's reference to the old one, which
  * is freed when the last holder lets go. So the writer never waits for a
- * reader and never writes into a page anybody else can see; the pages a
- * slow reader pins are bounded by its socket's send buffer. A reader that
- * wants a chunk the ring has already overwritten skips ahead to the
- * newest complete one and the skip is counted (@overruns).
+ * reader and never writes into a page anybody else can see. A slow reader
+ * pins the chunk it sends and every chunk its send queue holds bytes of,
+ * each a whole slot page: with small chunks that is many times its send
+ * buffer, and not counted as resident (Documentation/live.rst). A
+ * reader that wants a chunk the ring has already overwritten skips ahead
+ * to the newest complete one and the skip is counted (@overruns).
  *
  * The RDMA mirror (KVOD_LIVE_RDMA). RDMA clients READ memory that was
  * registered once per connection, so the pages they see cannot be

@@ -492,9 +492,13 @@ TEST_F(live, listed_with_movies)
 	EXPECT_EQ(4096U, e[2].live_chunk_size);
 }
 
-/* A channel cannot loop, and push sends MPEG-TS only (live_rtp.sh pushes). */
+/*
+ * A channel cannot loop, and push sends MPEG-TS only, loop or not
+ * (live_rtp.sh pushes).
+ */
 TEST_F(live, push_rejects)
 {
+	struct kvod_push_start p = { .size = sizeof(p), .rate = 10000 };
 	__u32 id;
 
 	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
@@ -502,6 +506,9 @@ TEST_F(live, push_rejects)
 	ASSERT_EQ(0, kvod_live_create(self->dev, "raw", 0, 4096, 4, 1000000));
 	EXPECT_REJECTED(EINVAL, kvod_push_loop(self->dev, "tv", 9, &id));
 	EXPECT_REJECTED(EINVAL, kvod_push_loop(self->dev, "raw", 9, &id));
+	kvod_set_name(p.name, "raw");
+	kvod_sockaddr_v4(&p.dst, "127.0.0.1", 9);
+	EXPECT_REJECTED(EINVAL, kvod_ioctl(self->dev, KVOD_IOC_PUSH_START, &p));
 }
 
 /* An open feed fd pins the module; closing it lets the module go. */
