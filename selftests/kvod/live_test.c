@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Live channel ABI tests: KVOD_IOC_LIVE_CREATE and KVOD_IOC_LIVE_FEED,
- * every rejection the uapi header documents (each leaving the catalog as
- * it was), the feed fd's file semantics, chunk completion as INFO shows
- * it, DEL of a channel with a writer, and the resident accounting.
+ * every rejection the uapi header documents but ENOMEM (fault_ioctl_test.c
+ * injects that), each leaving the catalog as it was, the feed fd's file
+ * semantics, chunk completion as INFO shows it, DEL of a channel with a
+ * writer, and the resident accounting.
  *
  * Runs only inside the tools/vm-run guest, on a module it loads itself
  * (kvod_main.h). What readers see is for live_http.sh.
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <dirent.h>
 
@@ -37,7 +39,6 @@ static int count_fds(void)
 	closedir(d);
 	return n - 1;	/* the DIR's own */
 }
-
 
 /* What a rejected call must leave as it was: stats and the whole list. */
 struct snap {
@@ -411,6 +412,25 @@ TEST_F(live, feed_copy_out_fails)
 	EXPECT_EQ(EFAULT, kvod_ioctl(self->dev, KVOD_IOC_LIVE_FEED, f));
 	EXPECT_EQ(before, count_fds());
 	munmap(f, psz);
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
+	close(fd);
+}
+
+/* With no free fd number the feed is refused and no writer is left. */
+TEST_F(live, feed_no_free_fd)
+{
+	struct rlimit lim = { .rlim_cur = 64, .rlim_max = 64 };
+	int fds[64], n = 0, fd;
+
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv", KVOD_LIVE_TS, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	while (n < 64 && (fds[n] = dup(self->dev)) >= 0)
+		n++;
+	ASSERT_EQ(EMFILE, errno);
+	EXPECT_REJECTED(EMFILE, kvod_live_feed(self->dev, "tv", &fd));
+	while (n)
+		close(fds[--n]);
 	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &fd));
 	close(fd);
 }
