@@ -62,8 +62,10 @@ check_eq "unknown movie: the server's 404" \
 err=$("$FETCH" -o /dev/null "http://$HTTP_ADDR:$((HTTP_PORT + 1))/m.ts" 2>&1)
 check_eq "nobody listening: refused" \
 	"1 kvod-fetch: $HTTP_ADDR:$((HTTP_PORT + 1)): Connection refused" "$? $err"
-"$FETCH" -o /dev/null "http:/$HTTP_ADDR/m.ts" 2>/dev/null
-check_eq "bad URL: usage error" 2 "$?"
+err=$("$FETCH" -o /dev/null "http:/$HTTP_ADDR/m.ts" 2>&1)
+check_eq "bad URL: usage error" \
+	"2 kvod-fetch: bad URL 'http:/$HTTP_ADDR/m.ts' (rdma://HOST[:PORT]/NAME or http://HOST[:PORT]/NAME)" \
+	"$? $err"
 # Times that are no number of seconds, or that overflow an int of ms:
 # before, inf and 1e300 switched the --timeout watchdog off for good.
 rcs=
