@@ -10,7 +10,10 @@
  * machine (http.h: NEW, READ, SEND, DRAIN, LINGER, DEAD) with non-blocking socket
  * calls only, so a worker never sleeps on a client. A work item never runs
  * concurrently with itself, which is what serialises a connection: every
- * field of struct http_conn but @ref and @flags is only touched by it.
+ * field of struct http_conn but @ref and @flags is only touched by it,
+ * except the listener's linkage (@node, @peer: srv->lock, also taken by
+ * http_stop()'s abort of the connections) and what a live response's
+ * wake-up reads (@srv and @work, set before its wait entry is added).
  *
  * Deadlines (module parameters): a request head must be complete within
  * http_header_timeout seconds of its first byte (of the connection, for

@@ -8,8 +8,10 @@
  * movies. Its ring has nr_chunks slots; chunk S (numbered from 0 in the
  * order the writer completes them) lives in slot S % nr_chunks until the
  * writer starts chunk S + nr_chunks there. A slot's memory is one
- * zero-filled compound page of 1 << order pages, so its unused end never
- * holds anything but zeroes.
+ * compound page of 1 << order pages, zero-filled when allocated; a slot
+ * page used again keeps what an earlier chunk of the channel left past
+ * the new one's end, which no reader is given (readers get @len bytes,
+ * and the mirror copies as many).
  *
  * Readers never see a torn or overwritten chunk. A reader takes a chunk
  * with kvod_live_take(), which under @lock checks that the slot still
@@ -47,9 +49,13 @@
  * every reader holds one through kvod_movie_open(). DEL ends the channel
  * (kvod_live_end()): readers finish their response, the writer gets EPIPE.
  *
- * Locking: @lock (a spinlock, never held while sleeping or copying) guards
- * the slots' page, seq and len, @next_seq, @writer and @ended. @wlock (a
- * mutex) serialises writes on the feed file and guards @fill. Readers are
+ * Locking: @lock (a spinlock, never held while sleeping or copying, and
+ * taken in process context only) guards the slots' page, seq and len,
+ * @next_seq, @writer and @ended. The writer, under @wlock, is the only one
+ * that changes @next_seq and a claimed slot's page, so it reads them
+ * without @lock; the writer and the feed's release read @ended with
+ * READ_ONCE() to stop early. @wlock (a mutex) serialises writes on the feed
+ * file and guards @fill. Readers are
  * woken through @wq after each completed chunk and at the end, with a
  * struct kvod_live_event saying which; RDMA connections that asked for
  * notes post one SEND each from that wake-up (rdma_note.c).
@@ -219,13 +225,19 @@ static void mirror_publish(struct kvod_live *ch, u64 seq, struct page *src,
 	struct kvod_rdma_live_slot *e = mirror_entry(ch, i);
 
 	WRITE_ONCE(e->seq, cpu_to_be64(KVOD_RDMA_LIVE_NONE));
-	/* The entry says "empty" before any byte of the slot changes... */
-	smp_wmb();
+	/*
+	 * The readers are RDMA devices: rxe and siw on another CPU, or a NIC
+	 * by DMA, so the barriers are dma_wmb(), which orders stores for
+	 * both. The entry says "empty" before any byte of the slot changes...
+	 */
+	dma_wmb();
 	memcpy(page_address(ch->mirror[i].page), page_address(src), len);
 	WRITE_ONCE(e->len, cpu_to_be32(len));
-	/* ...and names the chunk only once all of it is there. */
-	smp_wmb();
+	/* ...names the chunk only once all of it is there... */
+	dma_wmb();
 	WRITE_ONCE(e->seq, cpu_to_be64(seq));
+	/* ...and the head counts it only once the entry names it. */
+	dma_wmb();
 	WRITE_ONCE(ch->head->next_seq, cpu_to_be64(seq + 1));
 }
 
@@ -334,9 +346,13 @@ void kvod_live_end(struct kvod_live *ch)
 	};
 
 	spin_lock(&ch->lock);
-	ch->ended = true;
+	WRITE_ONCE(ch->ended, true);	/* read locklessly by the writer */
 	spin_unlock(&ch->lock);
-	/* The writer stops at its next chunk; the mirror says so first. */
+	/*
+	 * The writer stops at its next chunk; the mirror says so first,
+	 * after any chunk the writer is publishing (so a writer stuck in
+	 * copy_from_iter() holds DEL here).
+	 */
 	if (ch->head) {
 		mutex_lock(&ch->wlock);
 		WRITE_ONCE(ch->head->flags, cpu_to_be32(KVOD_RDMA_LIVE_ENDED));
@@ -575,7 +591,7 @@ u64 kvod_live_newest(struct kvod_live *ch)
  * @page: out: the chunk's page, with a reference the caller must put
  * @len: out: the chunk's bytes, from the start of @page
  *
- * Any context; takes @lock briefly.
+ * Process context (the callers are work items); takes @lock briefly.
  *
  * Return: 0, -EAGAIN if chunk @seq is not complete yet, or -EPIPE once the
  * channel ended.
@@ -621,8 +637,9 @@ int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
  * The wake function runs in the writer's context (or DEL's), under the
  * wait queue's lock with interrupts off, with a struct kvod_live_event as
  * its key: it must not sleep, and should only queue work. Wake-ups come
- * in the order of the chunks; the event is the writer's, valid only
- * during the call.
+ * in the order of the chunks; the end's comes after the last chunk's on
+ * a channel with the RDMA mirror (DEL takes @wlock), and may come before
+ * it without. The event is the writer's, valid only during the call.
  */
 void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait)
 {

@@ -271,7 +271,8 @@ static void movie_release(struct kref *ref)
  * The last reference frees the movie's memory at once, yielding the CPU
  * between chunks, and the struct after an RCU grace period. Process
  * context only, no spinlock or RCU read lock held: every caller is an
- * ioctl, a work item or an rdma_cm handler. might_sleep() makes the debug
+ * ioctl, a work item, an rdma_cm handler or the release of a live
+ * channel's feed file. might_sleep() makes the debug
  * kernel catch a caller that is not, even when it is not the last one.
  */
 void kvod_movie_put(struct kvod_movie *movie)

@@ -404,11 +404,13 @@ static void listener_retry_work(struct work_struct *work)
 static void listener_unbind_dev(struct kvod_rdma_listener *rl,
 				struct ib_device *dev)
 {
-	struct rdma_cm_id *id = NULL;
+	struct rdma_cm_id *id;
 
 	mutex_lock(&rl->id_lock);
-	if (rl->id && rl->id->device == dev)
-		id = xchg(&rl->id, NULL);
+	/* Loaded once: the event handler may take it without id_lock. */
+	id = READ_ONCE(rl->id);
+	if (id && (id->device != dev || cmpxchg(&rl->id, id, NULL) != id))
+		id = NULL;
 	if (id) {
 		listener_set_devices(rl, 0);
 		rdma_destroy_id(id);

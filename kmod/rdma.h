@@ -25,7 +25,8 @@
  *   a keep-alive now and then (rdma_keepalive.c). It is released exactly once by
  *   release_work (queued by kvod_rdma_conn_close() on disconnect, error,
  *   device removal, unlisten or exit), which first waits for setup_work,
- *   rejects an unanswered request, disconnects, drains the QP, destroys
+ *   stops the notes (kvod_rdma_note_stop()), rejects an unanswered
+ *   request, disconnects, drains the QP, destroys
  *   the cm_id (no event can reach the connection afterwards), stops the
  *   keep-alive, then destroys the QP,
  *   every MR (the client's rkeys die), the mappings, CQ, PD, and drops the
