@@ -81,7 +81,10 @@ def request(dev, args):
         if kind == NLMSGERR_ATTR_MSG:
             text = msg[off + 4:off + n].rstrip(b"\0").decode()
         off += (n + 3) & ~3
-    print("error %s: %s" % (errno.errorcode.get(err, str(err)), text))
+    # The kernel's name for 95, which Python calls ENOTSUP.
+    name = "EOPNOTSUPP" if err == errno.EOPNOTSUPP else \
+        errno.errorcode.get(err, str(err))
+    print("error %s: %s" % (name, text))
     return 1
 
 

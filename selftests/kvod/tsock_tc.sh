@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tsock's control path: tc add/change/show/delete through q_tsock.so, every
-# option error (tc's parser and the kernel's policy, the latter through raw
-# netlink), the offload fallback, and module unload while attached.
+# tsock's control path: tc add/change/show/delete through q_tsock.so, the
+# option errors of tc's parser and of the kernel (its policy and its
+# checks, on creation and on change, the latter through raw netlink with
+# their errnos), the offload fallback, and module unload while attached.
 #
 # timeout: 600
 
@@ -11,7 +12,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 52
+ktap_plan 64
 
 trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
@@ -102,7 +103,8 @@ qd del root >/dev/null 2>&1
 # One python run for all of them: each line answers one request.
 mapfile -t nl < <(tx /usr/bin/python3 "$TSOCK_NL" "$DEV_TX" \
 	1=u32:0 -- 1=u32:7 -- 3=u32:2 -- 8=u8:2 -- 10=u8:1 -- 11=u32:1 -- \
-	2=u8:1 -- --flat 2=u32:1000 2>&1)
+	2=u8:1 -- --flat 2=u32:1000 -- 8=u8:1 9=u32:1000000001 -- \
+	9=u32:1000 -- 6=u32:10 7=u32:5 2>&1)
 check_nl_err() {
 	local desc=$1 i=$2 want=$3
 
@@ -121,12 +123,42 @@ check_nl_err "read-only attribute refused" 4 "EINVAL: "
 check_nl_err "unknown attribute refused" 5 "EINVAL: Unknown attribute type"
 check_nl_err "short attribute refused" 6 "EINVAL: invalid attribute length"
 check_nl_err "options must be nested" 7 "EINVAL: NLA_F_NESTED is missing"
+check_nl_err "lead above 1 s refused" 8 "ERANGE: integer out of range"
+check_nl_err "lead without offload refused at creation" 9 \
+	"EINVAL: lead applies only with offload"
+check_nl_err "flow_limit above limit refused at creation" 10 \
+	"EINVAL: flow_limit exceeds limit"
 check_eq "no qdisc left behind by refusals" "" \
 	"$(qd show | grep tsock)"
 check_eq "raw add with options" ok \
 	"$(tx /usr/bin/python3 "$TSOCK_NL" "$DEV_TX" 1=u32:11 2=u32:1000 2>&1)"
 check_eq "raw options shown" "CLOCK_TAI 1000" \
 	"$(qopt clockid horizon_us)"
+# Changes the kernel refuses, with their errnos (through tc above, only
+# their messages were seen).
+mapfile -t nl < <(tx /usr/bin/python3 "$TSOCK_NL" "$DEV_TX" \
+	--change 1=u32:1 -- --change 8=u8:1 -- --change 2=u32:0 -- \
+	--change 6=u32:20000 -- --change 8=u8:0 9=u32:1000 -- \
+	--change 5=u32:1000000001 -- --change 6=u32:0 -- --change 7=u32:0 2>&1)
+check_nl_err "change of clockid: EOPNOTSUPP" 0 \
+	"EOPNOTSUPP: clockid is fixed at creation"
+check_nl_err "change of offload: EOPNOTSUPP" 1 \
+	"EOPNOTSUPP: offload is fixed at creation"
+check_nl_err "change to a zero horizon: ERANGE" 2 \
+	"ERANGE: integer out of range"
+check_nl_err "change of flow_limit above limit: EINVAL" 3 \
+	"EINVAL: flow_limit exceeds limit"
+check_nl_err "change of lead without offload: EINVAL" 4 \
+	"EINVAL: lead applies only with offload"
+check_nl_err "change to a slack above 1 s: ERANGE" 5 \
+	"ERANGE: integer out of range"
+check_nl_err "change to a zero flow_limit: ERANGE" 6 \
+	"ERANGE: integer out of range"
+check_nl_err "change to a zero limit: ERANGE" 7 \
+	"ERANGE: integer out of range"
+check_eq "refused raw changes left every option alone" \
+	"CLOCK_TAI 1000 false 1000 10000" \
+	"$(qopt clockid horizon_us offload flow_limit limit)"
 
 # --- offload: veth has none, so the timer takes over ---
 qd del root >/dev/null 2>&1

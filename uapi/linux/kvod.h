@@ -55,7 +55,8 @@
  * empty, bad name, bad flags), EEXIST (name taken), ENOSPC (over the
  * resident-bytes cap, module parameter max_resident_mb), ENOMEM, EFBIG
  * (file larger than the ABI allows), EIO (the file shrank while read),
- * EINTR (a fatal signal during the read), EPERM.
+ * EINTR (a fatal signal during the read: the caller dies before it could
+ * see it), EPERM.
  */
 struct kvod_movie_add {
 	__u32 size;
