@@ -1192,6 +1192,95 @@ TEST_F(kvod, listen_address_not_local)
 }
 
 /*
+ * LISTEN on a link-local address whose scope names no interface: the
+ * bind says ENODEV, and nothing changes.
+ */
+TEST_F(kvod, listen_scope_no_such_interface)
+{
+	struct kvod_listen l = { .size = sizeof(l), .proto = KVOD_PROTO_HTTP };
+	struct snap before;
+
+	l.addr.family = AF_INET6;
+	l.addr.port = 8097;
+	l.addr.addr[0] = 0xfe;
+	l.addr.addr[1] = 0x80;
+	l.addr.addr[15] = 1;
+	l.addr.scope_id = 999999;
+	ASSERT_EQ(0, snap_take(self->dev, &before));
+	EXPECT_EQ(ENODEV, kvod_ioctl(self->dev, KVOD_IOC_LISTEN, &l));
+	ASSERT_INTACT(self->dev, &before);
+}
+
+/*
+ * PUSH_START's values, one bad at a time, each EINVAL with nothing
+ * changed; the request they are made from is then accepted.
+ */
+TEST_F(kvod, push_start_bad_values)
+{
+	struct kvod_push_start good = { .size = sizeof(good), .rate = 10000 };
+	struct kvod_push_start p;
+	struct snap before;
+	int fd = kvod_make_file(100, 3);
+
+	ASSERT_LE(0, fd);
+	add_keep(_metadata, self->dev);
+	ASSERT_EQ(0, kvod_add(self->dev, "tiny", fd, 0));	/* < 188 bytes */
+	close(fd);
+	kvod_set_name(good.name, "keep");
+	kvod_sockaddr_v4(&good.dst, "127.0.0.1", 5096);
+	ASSERT_EQ(0, snap_take(self->dev, &before));
+#define BAD_PUSH(change) do {						\
+	p = good;							\
+	change;								\
+	EXPECT_EQ(EINVAL, kvod_ioctl(self->dev, KVOD_IOC_PUSH_START, &p))\
+		TH_LOG("%s", #change);					\
+} while (0)
+	BAD_PUSH(p.opts = 0x80000000U);
+	BAD_PUSH(p.rate = 9999);
+	BAD_PUSH(p.rate = 10000000001ULL);
+	BAD_PUSH(p.window_ms = 2001);
+	BAD_PUSH(p.dst.family = AF_UNIX);
+	BAD_PUSH(p.dst.port = 0);
+	BAD_PUSH(kvod_set_name(p.name, "a/b"));
+	BAD_PUSH(kvod_set_name(p.name, "tiny"));
+#undef BAD_PUSH
+	ASSERT_INTACT(self->dev, &before);
+	EXPECT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_PUSH_START, &good));
+	EXPECT_EQ(0, kvod_stop_all(self->dev));
+}
+
+/*
+ * LISTEN's and UNLISTEN's values, one bad at a time: EINVAL, nothing
+ * changed; the request they are made from is then accepted.
+ */
+TEST_F(kvod, listen_bad_values)
+{
+	struct kvod_listen good = { .size = sizeof(good),
+				    .proto = KVOD_PROTO_HTTP };
+	struct kvod_listen l;
+	struct snap before;
+
+	kvod_sockaddr_v4(&good.addr, "127.0.0.1", 8098);
+	ASSERT_EQ(0, snap_take(self->dev, &before));
+#define BAD_LISTEN(change) do {						\
+	l = good;							\
+	change;								\
+	EXPECT_EQ(EINVAL, kvod_ioctl(self->dev, KVOD_IOC_LISTEN, &l))	\
+		TH_LOG("LISTEN: %s", #change);				\
+	EXPECT_EQ(EINVAL, kvod_ioctl(self->dev, KVOD_IOC_UNLISTEN, &l))	\
+		TH_LOG("UNLISTEN: %s", #change);			\
+} while (0)
+	BAD_LISTEN(l.proto = 0);
+	BAD_LISTEN(l.proto = 3);
+	BAD_LISTEN(l.addr.family = AF_UNIX);
+	BAD_LISTEN(l.addr.port = 0);
+#undef BAD_LISTEN
+	ASSERT_INTACT(self->dev, &before);
+	EXPECT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_LISTEN, &good));
+	EXPECT_EQ(0, kvod_stop_all(self->dev));
+}
+
+/*
  * A push to a broadcast address: UDP's connect() refuses it without
  * SO_BROADCAST (EACCES), so no packet is sent and nothing changes.
  */
