@@ -12,7 +12,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 31
+ktap_plan 32
 
 TMP=$(mktemp -d)
 cleanup() {
@@ -63,6 +63,10 @@ check_errno "rate too low" EINVAL tx "$KVODCTL" push m "udp://$ADDR_RX:5004" --r
 check_errno "wildcard destination" EINVAL tx "$KVODCTL" push m "udp://0.0.0.0:5004"
 check_errno "unreachable destination" ENETUNREACH tx "$KVODCTL" push m "udp://198.19.9.9:5004"
 check_says "stop an unknown push" "no such push" "$KVODCTL" stop 999
+check_eq "the refused pushes left no push and no reader" \
+	'0 [["m",0],["nobitrate",0]]' \
+	"$("$KVODCTL" list --json | jq -c -r \
+		'"\(.pushes | length) \([.movies[] | [.name, .active_clients]])"')"
 
 # --- one pass, measured: RTP format and pacing at the peer ---
 # Waits are stretched on slow kernels (make test-debug): there the push
