@@ -30,10 +30,12 @@
  *
  * Launch-time offload: if asked and the device accepts TC_SETUP_QDISC_ETF
  * for this queue, packets are handed over @lead ns before their time, in
- * time order, and the NIC launches them; the skb keeps its time. The
- * device clock must then be synchronised to the qdisc's clock (normally
- * CLOCK_TAI via phc2sys). If the device refuses, tsock says so in a
- * warning and falls back to the timer.
+ * time order, and the NIC launches them; the skb keeps its time (a late
+ * one that is sent anyway is stamped with the time it leaves). Only where
+ * the tsock feeds one queue: alone on a single-queue device, or under mq.
+ * The device clock must then be synchronised to the qdisc's clock
+ * (normally CLOCK_TAI via phc2sys). If the device refuses, tsock says so
+ * in a warning and falls back to the timer.
  *
  * Locking: enqueue, dequeue and reset run under the qdisc lock; change
  * takes it (sch_tree_lock) to commit; dump reads parameters with
@@ -43,6 +45,7 @@
 #include <linux/errqueue.h>
 #include <linux/module.h>
 #include <linux/rbtree.h>
+#include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/time.h>
@@ -419,6 +422,13 @@ static struct sk_buff *dequeue_timed(struct Qdisc *sch, ktime_t now)
 		if (q->p.late_policy == TSOCK_LATE_SEND ||
 		    late <= (s64)q->p.tolerance) {
 			account_release(q, late);
+			/*
+			 * The NIC takes the stamp as the launch time, and
+			 * one in the past is for the qdisc to handle (etf
+			 * drops it): a late packet sent is sent now.
+			 */
+			if (q->offloaded && late > 0)
+				skb->tstamp = now;
 			break;
 		}
 		q->st.drop_late++;
@@ -664,11 +674,15 @@ static void tsock_enable_offload(struct Qdisc *sch,
 	struct tc_etf_qopt_offload etf = { .queue = q->queue, .enable = 1 };
 
 	/*
-	 * The root qdisc of a multi-queue device feeds every tx queue, but
-	 * would enable launch time on the first only: packets on the others
-	 * would leave @lead early. Offload wants a tsock per queue (mq).
+	 * On a multi-queue device a tsock feeds one tx queue only under an
+	 * mq-like root (one class per queue). As the root, or under another
+	 * root (prio, htb...), it may feed every queue, but launch time
+	 * would be enabled on @queue only: packets on the others would
+	 * leave @lead early. Offload wants a tsock per queue (mq).
 	 */
-	if (sch->parent == TC_H_ROOT && dev->real_num_tx_queues > 1) {
+	if (dev->real_num_tx_queues > 1 &&
+	    (sch->parent == TC_H_ROOT ||
+	     !(rtnl_dereference(dev->qdisc)->flags & TCQ_F_MQROOT))) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "launch-time offload needs a tsock per tx queue (under mq), using the timer");
 		return;

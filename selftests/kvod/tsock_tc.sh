@@ -12,7 +12,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 64
+ktap_plan 65
 
 trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
@@ -181,6 +181,13 @@ tx tc qdisc add dev mq0 root handle 1: mq
 out=$(tx tc qdisc add dev mq0 parent 1:2 tsock offload 2>&1)
 check_eq "offload under mq: tried on the queue (veth has none)" \
 	"Warning: sch_tsock: device has no launch-time offload, using the timer." \
+	"$out"
+# Under a root that is not mq (prio here), a tsock may feed every queue.
+tx tc qdisc del dev mq0 root
+tx tc qdisc add dev mq0 root handle 1: prio
+out=$(tx tc qdisc add dev mq0 parent 1:1 tsock offload 2>&1)
+check_eq "offload under a root other than mq: refused, with the remedy" \
+	"Warning: sch_tsock: launch-time offload needs a tsock per tx queue (under mq), using the timer." \
 	"$out"
 tx ip link del mq0
 
