@@ -23,7 +23,8 @@
  * is served before any timed packet. A packet stamped in another clock
  * than the qdisc's (say CLOCK_TAI into a CLOCK_MONOTONIC tsock) is
  * dropped: the time would be meaningless. Packets due later than the
- * horizon are dropped at enqueue. A packet is late when it leaves more than
+ * horizon (or at 2^63 ns and after, a negative ktime_t) are dropped at
+ * enqueue. A packet is late when it leaves more than
  * the tolerance after its time, or when it arrives so; the late policy
  * sends it at once or drops it. Drops are reported on the socket's error
  * queue the way sch_etf does, if the socket asked (SOF_TXTIME_REPORT_ERRORS).
@@ -330,7 +331,13 @@ static int enqueue_timed(struct sk_buff *skb, struct Qdisc *sch,
 	ktime_t now = q->get_time();
 	struct tsock_flow *f;
 
-	if (skb->tstamp > now + (s64)q->horizon)
+	/*
+	 * SO_TXTIME's time is a u64: one of 2^63 ns or more is a negative
+	 * ktime_t here, but it is beyond any horizon, not long past (and
+	 * now - tstamp, the lateness, would wrap and call it on time).
+	 * Past this check no time is negative, so lateness cannot wrap.
+	 */
+	if (skb->tstamp < 0 || skb->tstamp > now + (s64)q->horizon)
 		return tsock_drop(skb, sch, to_free, &q->st.drop_horizon,
 				  EINVAL, SO_EE_CODE_TXTIME_INVALID_PARAM);
 	if (q->p.late_policy == TSOCK_LATE_DROP &&
