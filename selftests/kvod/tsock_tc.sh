@@ -162,10 +162,12 @@ check_eq "refused raw changes left every option alone" \
 
 # --- offload: veth has none, so the timer takes over ---
 qd del root >/dev/null 2>&1
+# What tsock says when it falls back to the timer: the device refused,
+# or it feeds more than one queue and does not ask the device.
+NO_OFFLOAD="Warning: sch_tsock: device has no launch-time offload, using the timer."
+MQ_WARNING="Warning: sch_tsock: launch-time offload needs a tsock per tx queue (under mq), using the timer."
 out=$(qd add root tsock offload lead 300us 2>&1)
-check_eq "offload falls back with a warning" \
-	"Warning: sch_tsock: device has no launch-time offload, using the timer." \
-	"$out"
+check_eq "offload falls back with a warning" "$NO_OFFLOAD" "$out"
 check_eq "offload requested, not in effect" "true false 300000" \
 	"$(qopt offload offloaded lead_ns)"
 # A multi-queue device's root would feed every tx queue but enable launch
@@ -174,21 +176,18 @@ tx ip link add mq0 numtxqueues 4 numrxqueues 4 type veth peer name mq1 ||
 	ktap_print_msg "cannot make a 4-queue veth"
 out=$(tx tc qdisc add dev mq0 root tsock offload 2>&1)
 check_eq "offload on a multi-queue root: refused, with the remedy" \
-	"Warning: sch_tsock: launch-time offload needs a tsock per tx queue (under mq), using the timer." \
-	"$out"
+	"$MQ_WARNING" "$out"
 tx tc qdisc del dev mq0 root
 tx tc qdisc add dev mq0 root handle 1: mq
 out=$(tx tc qdisc add dev mq0 parent 1:2 tsock offload 2>&1)
 check_eq "offload under mq: tried on the queue (veth has none)" \
-	"Warning: sch_tsock: device has no launch-time offload, using the timer." \
-	"$out"
+	"$NO_OFFLOAD" "$out"
 # Under a root that is not mq (prio here), a tsock may feed every queue.
 tx tc qdisc del dev mq0 root
 tx tc qdisc add dev mq0 root handle 1: prio
 out=$(tx tc qdisc add dev mq0 parent 1:1 tsock offload 2>&1)
 check_eq "offload under a root other than mq: refused, with the remedy" \
-	"Warning: sch_tsock: launch-time offload needs a tsock per tx queue (under mq), using the timer." \
-	"$out"
+	"$MQ_WARNING" "$out"
 tx ip link del mq0
 
 # --- unload while attached, delete ---
