@@ -3,11 +3,13 @@
  * Paced push: a movie sent as RTP/UDP at a constant rate, every packet
  * stamped with its departure time.
  *
- * kvod does not time the packets itself. Packet k of a push is due at
- * start + k * interval; a delayed work item wakes when the next packet is
- * half a window ahead, hands the socket every packet due within the
- * window (at most @window_ms ahead), each with its time as an SCM_TXTIME
- * control message, and goes back to sleep. The qdisc below (tsock, or
+ * kvod does not time the packets itself. A packet is due at start + the
+ * time the payload bytes before it take at the push's rate, so a short
+ * packet (the end of a movie, or of a live chunk) takes less time and the
+ * rate holds. A delayed work item wakes when the next packet is half a
+ * window ahead, hands the socket every packet due within the window (at
+ * most @window_ms ahead), each with its time as an SCM_TXTIME control
+ * message, and goes back to sleep. The qdisc below (tsock, or
  * sch_fq, or sch_etf) holds each packet until its time. So the CPU works
  * in short bursts, a few per window, and the wire sees an even stream,
  * which is the point of Documentation/tsock.rst. Without such a qdisc the
@@ -15,8 +17,9 @@
  *
  * Packet format (RFC 3550, RFC 2250): a 12-byte RTP header, payload type
  * 33, a random SSRC and initial sequence number, a 90 kHz timestamp
- * derived from the departure time; then 7 TS packets of the movie (a
- * packet may straddle two chunks).
+ * that follows the schedule (the departure time less start, so it does
+ * not advance across a live writer's pause); then up to 7 TS packets of
+ * the movie (a packet may straddle two chunks).
  *
  * No movie byte is copied. kvod writes each packet's RTP header into a
  * fragment of its own page (the push's page_frag_cache, 12 bytes a packet)
@@ -106,6 +109,8 @@
 #define PUSH_TRUESIZE		SKB_TRUESIZE(2048)
 /* Send buffer for a window of packets, at most this much. */
 #define PUSH_SNDBUF_MAX		(32 << 20)
+/* Longest sleep, in ticks: timers under 64 ticks fire on their tick. */
+#define PUSH_WAIT_MAX		63UL
 
 /**
  * struct kvod_push - one running push
@@ -120,10 +125,11 @@
  * @dst: the destination as userspace gave it
  * @rate: payload bits/s
  * @window: ns
- * @interval: ns between packets
+ * @interval: ns between packets of a full payload (1316 bytes)
  * @clockid: CLOCK_MONOTONIC or CLOCK_TAI
  * @start: departure time of packet 0, in @clockid
  * @k: index of the next packet to send (counts across loops)
+ * @pos: payload bytes scheduled before packet @k (counts across loops)
  * @offset: movie offset of its payload
  * @seq0: RTP sequence number of packet 0
  * @ts0: RTP timestamp of packet 0
@@ -159,6 +165,7 @@ struct kvod_push {
 	clockid_t clockid;
 	ktime_t start;
 	u64 k;
+	u64 pos;
 	u64 offset;
 	u16 seq0;
 	u32 ts0;
@@ -194,19 +201,26 @@ static ktime_t push_now(const struct kvod_push *p)
 	return p->clockid == CLOCK_TAI ? ktime_get_clocktai() : ktime_get();
 }
 
-static ktime_t push_due(const struct kvod_push *p, u64 k)
+/* ns from @start to packet @k: its bytes before it at the push's rate */
+static u64 push_sched_ns(const struct kvod_push *p)
 {
-	return ktime_add_ns(p->start, k * p->interval);
+	return mul_u64_u64_div_u64(p->pos, 8 * NSEC_PER_SEC, p->rate);
+}
+
+/* When packet @k is due. */
+static ktime_t push_due(const struct kvod_push *p)
+{
+	return ktime_add_ns(p->start, push_sched_ns(p));
 }
 
 /* The RTP header of packet @k; the 90 kHz clock follows the schedule. */
-static void rtp_header(const struct kvod_push *p, u64 k, u8 *h)
+static void rtp_header(const struct kvod_push *p, u8 *h)
 {
-	u32 ts = p->ts0 + (u32)div_u64(k * p->interval * 9, 100000);
+	u32 ts = p->ts0 + (u32)div_u64(push_sched_ns(p) * 9, 100000);
 
 	h[0] = 0x80;			/* V=2, no padding, extension, CSRC */
 	h[1] = PUSH_RTP_PT_MP2T;	/* M=0 */
-	put_unaligned_be16((u16)(p->seq0 + k), h + 2);
+	put_unaligned_be16((u16)(p->seq0 + p->k), h + 2);
 	put_unaligned_be32(ts, h + 4);
 	put_unaligned_be32(p->ssrc, h + 8);
 }
@@ -220,7 +234,7 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 		.msg_controllen = sizeof(ctl),
 		.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT,
 	};
-	ktime_t due = push_due(p, p->k);
+	ktime_t due = push_due(p);
 	struct cmsghdr *cm = (struct cmsghdr *)ctl;
 	u64 txtime = ktime_to_ns(due);
 	struct bio_vec bv[3];	/* the header, and a payload in two chunks */
@@ -232,7 +246,7 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 			      GFP_KERNEL | __GFP_NOWARN);
 	if (!hdr)
 		return -ENOBUFS;	/* retry this packet later */
-	rtp_header(p, p->k, hdr);
+	rtp_header(p, hdr);
 	bvec_set_virt(&bv[0], hdr, PUSH_RTP_HDR);
 	if (p->live.page) {
 		bvec_set_page(&bv[1], p->live.page, len, p->offset);
@@ -316,7 +330,7 @@ static size_t push_live_next_len(struct kvod_push *p, ktime_t now)
 		if (p->live.stalled) {
 			/* Packet k is due a window from now, as at the start. */
 			p->start = ktime_sub_ns(ktime_add_ns(now, p->window),
-						p->k * p->interval);
+						push_sched_ns(p));
 			p->live.stalled = false;
 		}
 	}
@@ -427,9 +441,21 @@ static void push_work(struct work_struct *w)
 					   struct kvod_push, work);
 	ktime_t now = push_now(p), next;
 	unsigned int batch = 0;
+	unsigned long delay;
 	s64 wait;
 
-	while (ktime_before(push_due(p, p->k), ktime_add_ns(now, p->window))) {
+	/*
+	 * Packet k is never due later than a window and an interval ahead
+	 * (it was not due within the window at the last run), unless the
+	 * clock went back: CLOCK_TAI steps with the wall clock. Start the
+	 * schedule over from now rather than stop for as long as the step.
+	 */
+	if (ktime_after(push_due(p),
+			ktime_add_ns(now, p->window + p->interval)))
+		p->start = ktime_sub_ns(ktime_add_ns(now, p->window),
+					push_sched_ns(p));
+
+	while (ktime_before(push_due(p), ktime_add_ns(now, p->window))) {
 		size_t len = push_next_len(p, now);
 
 		if (!len) {
@@ -441,6 +467,7 @@ static void push_work(struct work_struct *w)
 		if (push_send_one(p, len, now))
 			goto full;	/* this packet again, when there is room */
 		p->offset += len;
+		p->pos += len;
 		p->k++;
 		if (++batch == PUSH_BATCH_MAX) {
 			/* Enough for one run: let other work in, go on at once. */
@@ -449,11 +476,21 @@ static void push_work(struct work_struct *w)
 		}
 	}
 
-	/* Wake when half a window is left before the next packet is due. */
-	next = ktime_sub_ns(push_due(p, p->k), p->window / 2);
+	/*
+	 * Wake when half a window is left before the next packet is due,
+	 * at least a tick from now: a window under two ticks would
+	 * otherwise round the wait down to 0 and requeue the work at once
+	 * until the packet is due, a busy wait (such a window hands
+	 * packets over late instead). At most PUSH_WAIT_MAX ticks, which
+	 * the timer wheel keeps to the tick (a longer timer may fire an
+	 * eighth of its delay late, which can pass half a window): a slow
+	 * push looks again, finds nothing due and sleeps.
+	 */
+	next = ktime_sub_ns(push_due(p), p->window / 2);
 	wait = ktime_to_ns(ktime_sub(next, push_now(p)));
+	delay = wait > 0 ? nsecs_to_jiffies(wait) : 0;
 	queue_delayed_work(kvod_push_wq, &p->work,
-			   wait > 0 ? nsecs_to_jiffies(wait) : 0);
+			   clamp(delay, 1UL, PUSH_WAIT_MAX));
 	return;
 full:
 	/* The socket holds all it may: packets leave, try in a tick. */
@@ -476,6 +513,8 @@ static int push_sockaddr(const struct kvod_sockaddr *ua,
  * and falls behind. And have the qdisc's drops (tsock's flow_limit and
  * limit, for instance) returned as -ENOBUFS (IP_RECVERR), which UDP
  * otherwise hides: the push then retries the packet instead of losing it.
+ * An IPv6 socket sends to a v4-mapped address through udp_sendmsg(),
+ * which reads the IPv4 flag: it gets both.
  */
 static void push_sock_tune(struct kvod_push *p)
 {
@@ -483,9 +522,8 @@ static void push_sock_tune(struct kvod_push *p)
 	u64 want = (div64_u64(p->window, p->interval) + 1) * PUSH_TRUESIZE;
 
 	want = min_t(u64, want, PUSH_SNDBUF_MAX);
-	if (sk->sk_family == AF_INET)
-		ip_sock_set_recverr(sk);
-	else
+	ip_sock_set_recverr(sk);
+	if (sk->sk_family == AF_INET6)
 		ip6_sock_set_recverr(sk);
 	lock_sock(sk);
 	if (want > sk->sk_sndbuf) {
@@ -534,6 +572,17 @@ static int push_check(const struct kvod_push_start *req)
 	if (!kvod_name_valid(req->name))
 		return -EINVAL;
 	return 0;
+}
+
+/* Under kvod_push_lock. */
+static bool push_id_in_use(u32 id)
+{
+	struct kvod_push *p;
+
+	list_for_each_entry(p, &kvod_pushes, node)
+		if (p->id == id)
+			return true;
+	return false;
 }
 
 /* Fill in a new push from a checked request; takes the movie reference. */
@@ -597,7 +646,10 @@ int kvod_push_start(struct kvod_push_start *req)
 		ret = -ENOSPC;
 		goto err_sock;
 	}
-	p->id = ++kvod_push_last_id;
+	/* After 2^32 starts the ids wrap: skip 0 and those still running. */
+	do {
+		p->id = ++kvod_push_last_id;
+	} while (!p->id || push_id_in_use(p->id));
 	list_add_tail(&p->node, &kvod_pushes);
 	p->linked = true;
 	kvod_nr_pushes++;

@@ -41,7 +41,10 @@ skipped it ahead. Commands:
         missing), badhdr (not version 2, payload type 33, one SSRC), secs
         (from the first datagram to the last), drops (datagrams the
         kernel dropped at the socket, SO_RXQ_OVFL: the receiver fell
-        behind; its buffer is 16 MiB, past net.core.rmem_max as root).
+        behind; its buffer is 16 MiB, past net.core.rmem_max as root),
+        rtp_bps (the payload's bit rate by the RTP timestamps: the
+        payload bits before the last datagram over the 90 kHz span from
+        the first to the last; 0 if it is empty).
   check [--ppc P] [--progress FILE]
         check the packets of a stream on standard input, to its end
         (kvod-fetch's output); prints what get prints, status "eof".
@@ -356,6 +359,8 @@ def rtp(args):
     n = lost = badhdr = drops = 0
     seq = ssrc = None
     t0 = t1 = 0
+    ts0 = ts1 = None
+    bits = last_bits = 0
     while not done(c, 0, after):
         try:
             d, anc, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(4))
@@ -374,6 +379,11 @@ def rtp(args):
             badhdr += 1
             continue
         q, ss = struct.unpack(">H", hdr[2:4])[0], hdr[8:12]
+        ts1 = struct.unpack(">I", hdr[4:8])[0]
+        if ts0 is None:
+            ts0 = ts1
+        bits += last_bits
+        last_bits = (len(d) - 12) * 8
         if ssrc is None:
             ssrc = ss
         elif ss != ssrc:
@@ -384,11 +394,14 @@ def rtp(args):
         if (len(d) - 12) % TS:
             c.torn += 1
         c.feed(d[12:])
+    span = (ts1 - ts0) & 0xffffffff if ts0 is not None else 0
+    bps = round(bits * 90000 / span) if span else 0
     print(f"status={status} packets={c.packets} torn={c.torn} "
           f"gaps={c.gaps} skipped={c.skipped} first={c.first} "
           f"last={c.last} misaligned={c.misaligned} "
           f"backwards={c.backwards} rtp={n} lost={lost} badhdr={badhdr} "
-          f"secs={t1 - t0:.2f} drops={drops}" + c.delay_report())
+          f"secs={t1 - t0:.2f} drops={drops} rtp_bps={bps}" +
+          c.delay_report())
     return 0
 
 

@@ -3,16 +3,20 @@
 #
 # kvod's paced push through tsock: kvodctl push/stop/list, the RTP format,
 # pacing measured at the veth peer, ffprobe decoding the stream as a real
-# client, looping, a movie deleted while pushed, a namespace deleted under
-# a push, module unload with a push running, and the errors.
+# client, looping, drops returned (to a v4-mapped address too), a 1 ms
+# window without a busy wait, CLOCK_TAI steps back and forward, a movie
+# deleted while pushed, a namespace deleted under a push, module unload
+# with a push running, and the errors.
 #
 # timeout: 600
 
 # shellcheck source=selftests/kvod/tsock_lib.bash
 . "$(dirname "$0")/tsock_lib.bash"
+# shellcheck source=selftests/lib/ftrace.sh
+. "$(dirname "$0")/../lib/ftrace.sh"
 
 ktap_header
-ktap_plan 32
+ktap_plan 36
 
 TMP=$(mktemp -d)
 cleanup() {
@@ -135,6 +139,62 @@ check_cmp "... counts them as errors" "$(jq -r .errors <<<"$push_json")" \
 	">=" "$((NPKT * 2))"
 check_cmp "... which tsock dropped for their clock" \
 	"$(($(qstat drop_clock) - clk0))" ">=" "$((NPKT * 2))"
+
+# The same to a v4-mapped address: the push's IPv6 socket sends through
+# IPv4's UDP, which returns the qdisc's drops only if the socket has
+# IPv4's IP_RECVERR too; else they would pass for packets sent.
+id=$(tx "$KVODCTL" push m "udp://[::ffff:$ADDR_RX]:5008" --loop --tai \
+	--rate $((RATE * 8)))
+sleep 3
+push_json=$("$KVODCTL" list --json | jq -c '.pushes[0]')
+"$KVODCTL" stop "$id"
+ktap_print_msg "v4-mapped push into the wrong clock: $push_json"
+check_eq "to a v4-mapped address: drops come back, none pass for sent" \
+	"0 yes" "$(jq -r '.packets' <<<"$push_json") $(jq -r \
+	"if .errors >= $((NPKT * 2)) then \"yes\" else \"no\" end" \
+	<<<"$push_json")"
+
+# --- a window under two ticks: no busy wait ---
+# The work wakes half a window before the next packet is due, but never
+# sooner than the next tick: a wait rounded down to no tick requeued it
+# at once, again and again until the packet was due. Count its runs.
+kvod_trace_on
+id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --rate 100k \
+	--window 1)
+sleep 2
+push_json=$("$KVODCTL" list --json | jq -c '.pushes[0]')
+"$KVODCTL" stop "$id"
+echo 0 >"$T/tracing_on"
+runs=$(grep -c ' push_work <-' "$T/trace")
+kvod_trace_off		# after the count: a change of tracer clears the trace
+handed=$(jq -r '.packets + .errors' <<<"$push_json")
+ktap_print_msg "1 ms window: $runs work runs for $handed packets: $push_json"
+check_cmp "a 1 ms window: a few work runs a packet, no busy wait" \
+	"$runs" "<=" "$((4 * ${handed:-0} + 4))"
+
+# --- CLOCK_TAI steps with the wall clock ---
+# After a step back a --tai push starts its schedule over (it would
+# otherwise stop for as long as the step); after a step forward the
+# packets in between are late and handed over at once. The root tsock
+# drops them all for their clock, so what moves is packets + errors.
+handed() {
+	"$KVODCTL" list --json | jq -r '.pushes[0] | .packets + .errors'
+}
+id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --tai --rate 100k)
+sleep 1
+date -s "@$(($(date +%s) - 60))" >/dev/null
+h0=$(handed)
+sleep 2
+h1=$(handed)
+date -s "@$(($(date +%s) + 60))" >/dev/null
+sleep 1
+push_json=$("$KVODCTL" list --json | jq -c '.pushes[0]')
+"$KVODCTL" stop "$id"
+ktap_print_msg "TAI push across steps: $h0, 2 s later $h1; then $push_json"
+check_cmp "a TAI push goes on after the clock steps back 60 s" \
+	"$((h1 - h0))" ">=" 5
+check_cmp "... and after a step forward hands over the packets between, late" \
+	"$(jq -r .late <<<"$push_json")" ">=" 400
 
 # --- a movie deleted while looping: the pass ends, then the push ---
 tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop >/dev/null

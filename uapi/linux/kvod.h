@@ -318,12 +318,15 @@ struct kvod_listener_info {
  * struct kvod_push_start - start a push (KVOD_IOC_PUSH_START)
  * @size: sizeof(struct kvod_push_start)
  * @flags: must be 0
- * @id: out: the push's id, never 0, not reused while the module is loaded
+ * @id: out: the push's id, never 0, never one of a running push; ids are
+ *	not reused until 2^32 more pushes have started
  * @opts: KVOD_PUSH_*; unknown bits: EINVAL
  * @rate: payload bits/s (MPEG-TS bytes, without RTP/UDP/IP headers);
  *	0 takes the movie's bitrate. 10000 .. 10000000000.
  * @window_ms: how far ahead of their time packets are handed to the
  *	socket, 1 .. 2000; 0 means 50. Keep it below the qdisc's horizon.
+ *	The push sleeps a tick at least: a window under two ticks hands
+ *	packets over late.
  * @reserved0: must be 0
  * @dst: where to send; a unicast or multicast address, not the wildcard
  * @name: the movie
