@@ -160,6 +160,7 @@ static struct kvod_movie *catalog_unlink(struct kvod_movie *movie)
 	lockdep_assert_held(&kvod_catalog_lock);
 	hash_del_rcu(&movie->hnode);
 	kvod_nr_movies--;
+	kvod_movie_unlisted(movie);
 	return movie;
 }
 
@@ -327,15 +328,14 @@ int kvod_catalog_list(struct kvod_movie_info **infos, u32 *nr)
  */
 void kvod_catalog_stats(struct kvod_stats *st)
 {
-	u32 listed, alive;
-
+	/*
+	 * Not alive - listed: a movie still loading (ADD reads the file
+	 * before it lists it) is neither listed nor a zombie.
+	 */
 	mutex_lock(&kvod_catalog_lock);
-	listed = kvod_nr_movies;
-	alive = kvod_movies_alive();
+	st->movies = kvod_nr_movies;
 	mutex_unlock(&kvod_catalog_lock);
-
-	st->movies = listed;
-	st->zombies = alive > listed ? alive - listed : 0;
+	st->zombies = kvod_movie_zombies();
 	st->resident = kvod_resident_bytes();
 	st->resident_max = resident_cap();
 }

@@ -73,6 +73,9 @@ struct kvod_chunk {
  * @chunks: the memory, in movie order; immutable after ADD
  * @active_clients: readers currently attached
  * @bytes_served: bytes handed to clients
+ * @unlisted: taken out of the catalog (DEL, exit): a zombie until the
+ *	last put. Set once under the catalog mutex, before the catalog's
+ *	reference is put; read by that last put.
  * @live: a live channel's ring (live.c), NULL for a movie; immutable. A
  *	channel's @chunks and @length, if it has any, are its RDMA mirror
  *	(KVOD_LIVE_RDMA), which rdma_conn.c registers like a movie.
@@ -89,6 +92,7 @@ struct kvod_movie {
 	struct kvod_chunk *chunks;
 	atomic_t active_clients;
 	atomic64_t bytes_served;
+	bool unlisted;
 	struct kvod_live *live;
 };
 
@@ -178,6 +182,8 @@ size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
 			struct bio_vec *bv, unsigned int max, unsigned int *nr);
 u64 kvod_resident_bytes(void);
 unsigned int kvod_movies_alive(void);
+void kvod_movie_unlisted(struct kvod_movie *movie);
+unsigned int kvod_movie_zombies(void);
 
 /**
  * struct kvod_live_event - what a channel's watchers are woken for: the

@@ -417,6 +417,9 @@ static ssize_t live_write(struct kvod_live *ch, struct iov_iter *from)
 	size_t done = 0;
 	int ret = 0;
 
+	/* Checked before the loop too: a write of 0 bytes after DEL fails. */
+	if (READ_ONCE(ch->ended))
+		return -EPIPE;
 	while (iov_iter_count(from)) {
 		struct kvod_live_slot *slot;
 		size_t n, got;

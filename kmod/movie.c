@@ -27,6 +27,8 @@
 
 static atomic64_t kvod_resident = ATOMIC64_INIT(0);
 static atomic_t kvod_movies_allocated = ATOMIC_INIT(0);
+/* Movies out of the catalog but not yet freed: not those still loading. */
+static atomic_t kvod_movies_zombie = ATOMIC_INIT(0);
 
 u64 kvod_resident_bytes(void)
 {
@@ -36,6 +38,18 @@ u64 kvod_resident_bytes(void)
 unsigned int kvod_movies_alive(void)
 {
 	return atomic_read(&kvod_movies_allocated);
+}
+
+/* The catalog let @movie go (under its mutex): a zombie until freed. */
+void kvod_movie_unlisted(struct kvod_movie *movie)
+{
+	movie->unlisted = true;
+	atomic_inc(&kvod_movies_zombie);
+}
+
+unsigned int kvod_movie_zombies(void)
+{
+	return atomic_read(&kvod_movies_zombie);
 }
 
 /* Take @bytes out of the budget, or fail with -ENOSPC if it would exceed @cap. */
@@ -260,6 +274,8 @@ static void movie_release(struct kref *ref)
 		kvod_live_free(movie->live);
 	movie_free_chunks(movie);
 	resident_release(movie->resident);
+	if (movie->unlisted)
+		atomic_dec(&kvod_movies_zombie);
 	atomic_dec(&kvod_movies_allocated);
 	kfree_rcu(movie, rcu);
 }

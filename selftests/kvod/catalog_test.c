@@ -695,6 +695,49 @@ TEST_F_TIMEOUT(kvod, add_file_shrinks_while_reading, 300)
 }
 
 /*
+ * STATS while ADD reads a 1 GiB file: its memory is reserved (resident)
+ * before it is listed, and it is no zombie (no movie was deleted).
+ */
+TEST_F_TIMEOUT(kvod, add_in_progress_is_no_zombie, 300)
+{
+	const unsigned long long len = 1ULL << 30;
+	unsigned int seen = 0, zombies = 0;
+	struct kvod_stats st;
+	int fd = kvod_make_file(0, 1);
+	int status;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	ASSERT_EQ(0, kvod_stats(self->dev, &st));
+	if (st.resident_max < len)
+		SKIP(return, "resident cap below 1 GiB");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(kvod_add(self->dev, "loading", fd, 0) ? 1 : 0);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		ASSERT_EQ(0, kvod_stats(self->dev, &st));
+		if (st.resident && !st.movies) {
+			seen++;
+			zombies += st.zombies;
+		}
+	}
+	close(fd);
+	TH_LOG("%u STATS while loading", seen);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_LT(0U, seen);
+	EXPECT_EQ(0U, zombies);
+	ASSERT_EQ(0, kvod_stats(self->dev, &st));
+	EXPECT_EQ(1U, st.movies);
+	EXPECT_EQ(0U, st.zombies);
+	ASSERT_EQ(0, kvod_del(self->dev, "loading"));
+	ASSERT_EQ(0, kvod_stats(self->dev, &st));
+	EXPECT_EQ(0U, st.zombies);
+	EXPECT_EQ(0ULL, st.resident);
+}
+
+/*
  * A file whose reads end before its size: a sysfs attribute says 4096
  * bytes and reads as a few. The shrink test above races a truncate and
  * may see either outcome; this one is EIO every time.

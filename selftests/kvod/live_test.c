@@ -473,6 +473,10 @@ TEST_F(live, del_ends_the_writer)
 	EXPECT_EQ(ENOENT, kvod_info(self->dev, "tv", &mi));
 	EXPECT_EQ(-1, write(fd, buf, CHUNK));
 	EXPECT_EQ(EPIPE, errno);
+	/* A write of no bytes too: a feeder may probe with one. */
+	errno = 0;
+	EXPECT_EQ(-1, write(fd, buf, 0));
+	EXPECT_EQ(EPIPE, errno);
 	/* The writer holds the ring until it closes. */
 	ASSERT_EQ(0, kvod_stats(self->dev, &st));
 	EXPECT_EQ(1U, st.zombies);
