@@ -346,6 +346,7 @@ static int kvod_rdma_cm_handler(struct rdma_cm_id *id,
 static int listener_bind(struct kvod_rdma_listener *rl)
 {
 	struct kvod_listener *l = rl->l;
+	struct ib_device *dev;
 	struct rdma_cm_id *id;
 	int ret;
 
@@ -367,6 +368,8 @@ static int listener_bind(struct kvod_rdma_listener *rl)
 		goto err;
 	listener_set_devices(rl, addr_is_any(&l->addr) ?
 			     atomic_read(&kvod_rdma_devices) : 1);
+	/* Read now: once published, the handler may destroy the id. */
+	dev = id->device;
 	WRITE_ONCE(rl->id, id);
 	/*
 	 * Bound to a device whose remove() had already passed us by? Then
@@ -375,7 +378,7 @@ static int listener_bind(struct kvod_rdma_listener *rl)
 	 * handler and this takes the id back owns its destruction.
 	 */
 	smp_mb();	/* publish rl->id before reading the client data */
-	if (id->device && !device_serving(id->device)) {
+	if (dev && !device_serving(dev)) {
 		if (cmpxchg(&rl->id, id, NULL) != id)
 			return -ENODEV;	/* the handler has it */
 		listener_set_devices(rl, 0);

@@ -196,6 +196,7 @@ void kvod_rdma_note_free(struct kvod_rdma_conn *conn);
 /* rdma_keepalive.c */
 void kvod_rdma_keepalive_init(struct kvod_rdma_conn *conn);
 void kvod_rdma_keepalive_start(struct kvod_rdma_conn *conn);
+void kvod_rdma_keepalive_await_start(struct kvod_rdma_conn *conn);
 void kvod_rdma_keepalive_stop(struct kvod_rdma_conn *conn);
 
 #endif /* _KVOD_RDMA_H */

@@ -575,6 +575,8 @@ static void conn_answer(struct kvod_rdma_conn *conn, int err)
 	set_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags);
 	kvod_lc_inc(l, KVOD_LC_ACCEPTED);
 	kvod_lc_inc(l, KVOD_LC_ACTIVE);
+	if (conn->iwarp)
+		kvod_rdma_keepalive_await_start(conn);
 }
 
 /*

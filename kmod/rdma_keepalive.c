@@ -26,9 +26,20 @@
  * completes once TCP took it, and a vanished peer is found by TCP: its
  * reset, or its retransmission timeout.
  *
+ * Before READY over iWARP the server may not send (MPA: the client's
+ * START comes first), and with nothing outstanding TCP finds no vanished
+ * client either: a client that never sends START would hold its
+ * connection for ever. So over iWARP the work is armed at the accept
+ * too, rdma_keepalive seconds ahead but at least KVOD_START_WAIT_MIN,
+ * so that a short keep-alive does not close a client slow to START on a
+ * loaded host; a connection without a START by then is closed
+ * (``peers_lost``, "keep-alive no START: closing").
+ *
  * Lifetime: kvod_rdma_keepalive_start() arms the delayed work once READY
  * is posted (conn_ready_gate(), in the ESTABLISHED handler or the CQ's
- * work); the work re-arms itself. release_work calls
+ * work), kvod_rdma_keepalive_await_start() at the accept over iWARP (a
+ * later arm while it is pending changes nothing); the work re-arms
+ * itself. release_work calls
  * kvod_rdma_keepalive_stop() after rdma_destroy_id() and ib_drain_qp(),
  * when neither can arm it again, and before the QP and CQ go. A WRITE
  * the work posted while the QP drained is flushed; its completion, if it
@@ -48,13 +59,21 @@ module_param(rdma_keepalive, uint, 0644);
 MODULE_PARM_DESC(rdma_keepalive,
 		 "Seconds between keep-alives on an RDMA connection, 0 for none; one that fails, or (without notes) is unanswered by the next, closes it (default 30)");
 
-static void keepalive_arm(struct kvod_rdma_conn *conn)
+/* Seconds a client has to START over iWARP, at least. */
+#define KVOD_START_WAIT_MIN	10U
+
+static void keepalive_arm_min(struct kvod_rdma_conn *conn, unsigned int min)
 {
 	unsigned int secs = READ_ONCE(rdma_keepalive);
 
 	if (secs)
 		queue_delayed_work(kvod_rdma_wq, &conn->ka_work,
-				   (unsigned long)secs * HZ);
+				   (unsigned long)max(secs, min) * HZ);
+}
+
+static void keepalive_arm(struct kvod_rdma_conn *conn)
+{
+	keepalive_arm_min(conn, 0);
 }
 
 static void keepalive_lost(struct kvod_rdma_conn *conn, const char *why)
@@ -96,6 +115,10 @@ static void keepalive_work(struct work_struct *work)
 
 	if (test_bit(KVOD_RDMA_CONN_CLOSING, &conn->flags))
 		return;
+	if (conn->iwarp && !test_bit(KVOD_RDMA_CONN_STARTED, &conn->flags)) {
+		keepalive_lost(conn, "no START");
+		return;
+	}
 	if (test_and_set_bit(KVOD_RDMA_CONN_KA_OUT, &conn->flags)) {
 		/* Behind notes the client has no receives for? See above. */
 		if (conn->notify)
@@ -128,6 +151,19 @@ void kvod_rdma_keepalive_init(struct kvod_rdma_conn *conn)
 void kvod_rdma_keepalive_start(struct kvod_rdma_conn *conn)
 {
 	keepalive_arm(conn);
+}
+
+/**
+ * kvod_rdma_keepalive_await_start() - accepted over iWARP: START is due
+ * @conn: a connection just accepted, which the client must START
+ *
+ * The first tick (rdma_keepalive seconds, at least KVOD_START_WAIT_MIN;
+ * none if the keep-alive is off) closes it if no START came by then;
+ * after that the work goes on as a keep-alive.
+ */
+void kvod_rdma_keepalive_await_start(struct kvod_rdma_conn *conn)
+{
+	keepalive_arm_min(conn, KVOD_START_WAIT_MIN);
 }
 
 /**

@@ -34,6 +34,9 @@
  *	move the QP to the error state, print "vanished: yes" and sleep
  *	SECONDS with the connection open: a client host that went away
  *	without a disconnect, as far as the server can tell
+ *   rdma_client [-p PORT] HOST nostart NAME SECONDS
+ *	over iWARP, connect and never send START (nor post READY's RECV):
+ *	print "connected: yes" and hold the connection for SECONDS
  *   rdma_client [-p PORT] HOST idle NAME SECONDS FILE
  *	connect, read the table, do nothing for SECONDS, then READ the
  *	movie's first 4 KiB (or less) into FILE: "idle_read: OUTCOME"
@@ -100,6 +103,26 @@ static int cmd_badstart(const char *name)
 		printf("result: ready\n");
 	else
 		printf("result: error %s\n", c.err);
+	kvod_close(&c);
+	return 0;
+}
+
+static int cmd_nostart(const char *name, int secs)
+{
+	char pd[KVOD_REQ_PDATA_MAX];
+	struct kvod_conn_opts o = opts(pd, kvod_build_req(pd, sizeof(pd), name));
+	struct kvod_conn c;
+
+	if (secs < 1)
+		return 2;
+	o.no_ready_recv = 1;	/* the connect ends at ESTABLISHED */
+	if (kvod_connect(&c, &o)) {
+		printf("connected: no (%s)\n", c.err);
+		kvod_close(&c);
+		return 1;
+	}
+	printf("connected: yes\n");
+	sleep(secs);
 	kvod_close(&c);
 	return 0;
 }
@@ -494,6 +517,12 @@ int main(int argc, char **argv)
 		if (ret != 2)
 			return ret;
 	}
+	if (!strcmp(argv[1], "nostart") && argc == 4) {
+		int ret = cmd_nostart(argv[2], atoi(argv[3]));
+
+		if (ret != 2)
+			return ret;
+	}
 	if (!strcmp(argv[1], "idle") && argc == 5) {
 		int ret = cmd_idle(argv[2], atoi(argv[3]), argv[4]);
 
@@ -505,6 +534,7 @@ usage:
 		"usage: rdma_client [-p PORT] HOST raw HEX|- | table NAME |\n"
 		"       read NAME OFF LEN | cross NAME_A NAME_B | stale NAME |\n"
 		"       pastend NAME | badstart NAME |\n"
-		"       vanish NAME RETRY SECONDS | idle NAME SECONDS FILE\n");
+		"       vanish NAME RETRY SECONDS | nostart NAME SECONDS |\n"
+		"       idle NAME SECONDS FILE\n");
 	return 2;
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Endings under load: a client killed mid-READ, clients that vanish
-# without a disconnect (found by the keep-alive), the RDMA device deleted
+# without a disconnect (found by the keep-alive), over iWARP a client that
+# never sends START (found by the same work), the RDMA device deleted
 # (rdma link del) while clients read and re-added, and rmmod while
 # clients read, which must finish within 10 s and leave no kvod PD, MR
 # or QP on the device.
@@ -14,7 +15,7 @@
 . "$(dirname "$0")/rdma_lib.bash"
 
 ktap_header
-ktap_plan 15
+ktap_plan 16
 rdma_test_start
 
 movie_add film $((64 << 20)) || ktap_bail_out "cannot add a movie"
@@ -151,6 +152,30 @@ kill "${vanished[@]}" 2>/dev/null
 wait "${vanished[@]}" 2>/dev/null
 echo "$ka_was" >"$P/rdma_keepalive"
 wait_test "$(time_limit 10)" = 0 rdma_counter active
+
+# A client that connects over iWARP and never sends START: MPA keeps the
+# server from sending first and TCP has nothing outstanding to time out,
+# so only the keep-alive's first tick, armed at the accept (rdma_keepalive
+# seconds, 10 at least), finds it. Over RoCE READY needs no START.
+desc="over iWARP a client that never STARTs is closed (active, peers_lost, logged)"
+if rdma_iwarp; then
+	echo 3 >"$P/rdma_keepalive"
+	lost0=$(rdma_counter peers_lost)
+	nostart0=$(dmesg | grep -c 'keep-alive no START: closing')
+	"$RDMA_CLIENT" "$RXE_ADDR" nostart film "$(time_limit 60)" \
+		>"$RDMA_TMP/nostart.log" 2>&1 &
+	nostart=$!
+	wait_for "$(time_limit 20)" grep -q 'connected: yes' "$RDMA_TMP/nostart.log"
+	ktap_print_msg "client: $(cat "$RDMA_TMP/nostart.log")"
+	wait_test "$(time_limit 30)" = 0 rdma_counter active
+	check_eq "$desc" "0 1 1" \
+		"$(rdma_counter active) $(($(rdma_counter peers_lost) - lost0)) $(($(dmesg | grep -c 'keep-alive no START: closing') - nostart0))"
+	kill "$nostart" 2>/dev/null
+	wait "$nostart" 2>/dev/null
+	echo "$ka_was" >"$P/rdma_keepalive"
+else
+	ktap_skip "$desc" "RoCE: READY needs no START"
+fi
 
 # rdma link del under load.
 readers 4
