@@ -20,8 +20,11 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/rxe.sh
 . "$HERE/../lib/rxe.sh"
 
-# The encoder runs until DEL, or this long at most.
-SECS=180
+# The encoder runs until DEL, or this long at most: stretched as the
+# waits are, so that on a slow kernel its stream cannot end before the
+# player starts (on the debug kernel beside other guests, 2026-11-28,
+# the player decoded 0 frames, maybe so).
+SECS=$(time_limit 180)
 
 ktap_header
 ktap_plan 7
