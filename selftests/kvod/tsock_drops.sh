@@ -81,10 +81,12 @@ check_eq "under prio: prio counts the drops" "$(kstat tsock drops)" \
 
 # --- change that lowers the limit drops, counts and reports ---
 qd del parent 1:2 handle 10:
-qd add parent 1:2 handle 10: tsock horizon 60s ||
-	ktap_bail_out "tc qdisc add tsock (horizon 60s) failed"
-# 50 packets due 40 s from now (a loaded TCG guest is slow): all queued.
-send 50 40000000 1000000
+qd add parent 1:2 handle 10: tsock horizon 1200s ||
+	ktap_bail_out "tc qdisc add tsock (horizon 1200s) failed"
+# 50 packets due 600 s from now: all queued, and still queued at the
+# checks after the change. 40 s was too short on the debug kernel: the
+# parent's qlen read 0, the packets released between two reads.
+send 50 600000000 1000000
 check_eq "50 queued" "50 50" "$(kstat tsock qlen) $(kstat prio qlen)"
 prio_drops=$(kstat prio drops)
 other0=$(other_drops)
