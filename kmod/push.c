@@ -213,10 +213,20 @@ static ktime_t push_due(const struct kvod_push *p)
 	return ktime_add_ns(p->start, push_sched_ns(p));
 }
 
-/* The RTP header of packet @k; the 90 kHz clock follows the schedule. */
-static void rtp_header(const struct kvod_push *p, u8 *h)
+/* Start the schedule over: packet @k is due a window from @now. */
+static void push_restart(struct kvod_push *p, ktime_t now)
 {
-	u32 ts = p->ts0 + (u32)div_u64(push_sched_ns(p) * 9, 100000);
+	p->start = ktime_sub_ns(ktime_add_ns(now, p->window),
+				push_sched_ns(p));
+}
+
+/*
+ * The RTP header of packet @k, @sched ns into the schedule; the 90 kHz
+ * clock follows the schedule.
+ */
+static void rtp_header(const struct kvod_push *p, u64 sched, u8 *h)
+{
+	u32 ts = p->ts0 + (u32)div_u64(sched * 9, 100000);
 
 	h[0] = 0x80;			/* V=2, no padding, extension, CSRC */
 	h[1] = PUSH_RTP_PT_MP2T;	/* M=0 */
@@ -225,8 +235,9 @@ static void rtp_header(const struct kvod_push *p, u8 *h)
 	put_unaligned_be32(p->ssrc, h + 8);
 }
 
-/* Send packet p->k with @len payload bytes from p->offset. */
-static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
+/* Send packet p->k, @sched ns into the schedule, @len bytes from p->offset. */
+static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
+			 ktime_t now)
 {
 	u8 ctl[CMSG_SPACE(sizeof(u64))] __aligned(sizeof(u64)) = { };
 	struct msghdr msg = {
@@ -234,7 +245,7 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 		.msg_controllen = sizeof(ctl),
 		.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT,
 	};
-	ktime_t due = push_due(p);
+	ktime_t due = ktime_add_ns(p->start, sched);
 	struct cmsghdr *cm = (struct cmsghdr *)ctl;
 	u64 txtime = ktime_to_ns(due);
 	struct bio_vec bv[3];	/* the header, and a payload in two chunks */
@@ -246,7 +257,7 @@ static int push_send_one(struct kvod_push *p, size_t len, ktime_t now)
 			      GFP_KERNEL | __GFP_NOWARN);
 	if (!hdr)
 		return -ENOBUFS;	/* retry this packet later */
-	rtp_header(p, hdr);
+	rtp_header(p, sched, hdr);
 	bvec_set_virt(&bv[0], hdr, PUSH_RTP_HDR);
 	if (p->live.page) {
 		bvec_set_page(&bv[1], p->live.page, len, p->offset);
@@ -328,9 +339,8 @@ static size_t push_live_next_len(struct kvod_push *p, ktime_t now)
 			return 0;
 		p->offset = 0;
 		if (p->live.stalled) {
-			/* Packet k is due a window from now, as at the start. */
-			p->start = ktime_sub_ns(ktime_add_ns(now, p->window),
-						push_sched_ns(p));
+			/* As at the start. */
+			push_restart(p, now);
 			p->live.stalled = false;
 		}
 	}
@@ -452,19 +462,24 @@ static void push_work(struct work_struct *w)
 	 */
 	if (ktime_after(push_due(p),
 			ktime_add_ns(now, p->window + p->interval)))
-		p->start = ktime_sub_ns(ktime_add_ns(now, p->window),
-					push_sched_ns(p));
+		push_restart(p, now);
 
-	while (ktime_before(push_due(p), ktime_add_ns(now, p->window))) {
-		size_t len = push_next_len(p, now);
+	for (;;) {
+		/* One division a packet: the bytes before it do not change. */
+		u64 sched = push_sched_ns(p);
+		size_t len;
 
+		if (!ktime_before(ktime_add_ns(p->start, sched),
+				  ktime_add_ns(now, p->window)))
+			break;
+		len = push_next_len(p, now);	/* may restart the schedule */
 		if (!len) {
 			push_finish(p);
 			return;
 		}
 		if (len == PUSH_IDLE)
 			return;	/* the channel queues us with its next chunk */
-		if (push_send_one(p, len, now))
+		if (push_send_one(p, sched, len, now))
 			goto full;	/* this packet again, when there is room */
 		p->offset += len;
 		p->pos += len;
