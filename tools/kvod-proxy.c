@@ -402,6 +402,8 @@ int main(int argc, char **argv)
 		}
 		for (i = 0; i < n; i++)
 			dispatch(&p, &ev[i]);
+		/* A connect started or stepped meanwhile has its own time. */
+		wake = movie_wake(&p);
 		if (proxy_now_ms() >= next_tick || proxy_now_ms() >= wake) {
 			wake = tick(&p);
 			next_tick = proxy_now_ms() + 1000;

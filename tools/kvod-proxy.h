@@ -72,6 +72,8 @@ struct pmovie {
 	unsigned int users;		/* clients answering from it */
 	unsigned int regs;		/* client buffers registered on it */
 	unsigned int inflight;		/* READs posted, not completed */
+	/* players that found the send queue full, first come first */
+	struct client *room_first, *room_last;
 	int connecting;			/* kvod_connect_step() until done */
 	int cc_watched;			/* c.cc's fd is in the epoll set */
 	int dead;
@@ -103,6 +105,7 @@ struct client {
 	struct proxy *p;
 	int fd;
 	int gone;			/* socket closed, READs in flight */
+	int lingering;			/* write side shut: reading to EOF */
 	int can_write;			/* no EAGAIN since the last EPOLLOUT */
 	int64_t deadline;		/* ms, of the idle or send timeout */
 
@@ -127,6 +130,8 @@ struct client {
 	unsigned int nslots;
 	uint64_t posted, written;	/* slot sequence numbers */
 	unsigned int inflight;
+	int room_queued;		/* on m's room queue */
+	struct client *room_next;
 };
 
 struct proxy {
@@ -167,6 +172,9 @@ void client_slot_done(struct pslot *s, int ok);
 void client_movie_lost(struct client *cl);
 void client_movie_ready(struct client *cl);
 void client_tick(struct client *cl, int64_t now);
+void client_rings_release(struct pmovie *m);
+void client_room_queue(struct client *cl);
+void client_room_cancel(struct client *cl);
 
 /* proxy-movie.c */
 struct pmovie *movie_open(struct proxy *p, const char *name, int *status,
@@ -177,6 +185,7 @@ void movie_cq_event(struct pmovie *m);
 void movie_cm_event(struct pmovie *m);
 int movie_post(struct pmovie *m, struct pslot *s, void *buf, uint32_t lkey);
 int64_t movie_tick(struct proxy *p, int64_t now);
+int64_t movie_wake(const struct proxy *p);
 void movie_maybe_free(struct pmovie *m);
 void proxy_reap(struct proxy *p);
 

@@ -28,6 +28,12 @@
 
 /* At most one line per this long about accept4() failing. */
 #define ACCEPT_LOG_MS	10000
+/*
+ * How long a connection whose response said "Connection: close" is read
+ * (and what comes thrown away) after its write side is shut, before the
+ * close; kvod's HTTP server lingers as long.
+ */
+#define LINGER_MS	2000
 
 static const char *reason(int status)
 {
@@ -143,21 +149,56 @@ static int resolve_range(const struct http_request *req, uint64_t length,
 	}
 }
 
+/*
+ * Deregister the ring from the movie it is registered on, if any; no READ
+ * into it may be in flight. Frees that movie if that was its last hold.
+ */
+static void ring_release(struct client *cl)
+{
+	struct pmovie *old = cl->mr_movie;
+
+	if (!cl->mr)
+		return;
+	ibv_dereg_mr(cl->mr);
+	cl->mr = NULL;
+	cl->mr_movie = NULL;
+	old->regs--;
+	movie_maybe_free(old);
+}
+
+/**
+ * client_rings_release() - deregister the players' rings from a dead movie
+ * @m: dead (lingered out, or its connection failed)
+ *
+ * A player's ring stays registered on the last movie it played, for its
+ * next request; so a keep-alive player that sent no other request would
+ * keep a dead movie (its connection to the server, its protection domain)
+ * until it closed. The rings of players done with @m (no body from it,
+ * no READ in flight) are deregistered now; a player's next request
+ * registers its ring again. The caller frees @m if nothing else holds it.
+ */
+void client_rings_release(struct pmovie *m)
+{
+	struct client *cl;
+
+	for (cl = m->p->clients; cl; cl = cl->next) {
+		if (cl->mr_movie == m && cl->m != m && !cl->inflight) {
+			ibv_dereg_mr(cl->mr);
+			cl->mr = NULL;
+			cl->mr_movie = NULL;
+			m->regs--;
+		}
+	}
+}
+
 /* Register the ring on @m's protection domain, if it is not already. */
 static int ring_register(struct client *cl, struct pmovie *m)
 {
 	struct proxy *p = cl->p;
-	struct pmovie *old = cl->mr_movie;
 
-	if (old == m)
+	if (cl->mr_movie == m)
 		return 0;
-	if (cl->mr) {
-		ibv_dereg_mr(cl->mr);
-		cl->mr = NULL;
-		cl->mr_movie = NULL;
-		old->regs--;
-		movie_maybe_free(old);
-	}
+	ring_release(cl);
 	if (!cl->buf) {
 		cl->nslots = p->o.depth;
 		cl->buf = malloc((size_t)cl->nslots * p->o.chunk);
@@ -271,11 +312,7 @@ void client_movie_ready(struct client *cl)
 
 static void client_free(struct client *cl)
 {
-	if (cl->mr) {
-		ibv_dereg_mr(cl->mr);
-		cl->mr_movie->regs--;
-		movie_maybe_free(cl->mr_movie);
-	}
+	ring_release(cl);
 	free(cl->buf);
 	free(cl->slots);
 	cl->next = cl->p->reap_clients;
@@ -308,11 +345,49 @@ static void client_close(struct client *cl)
 		cl->wait = NULL;
 	}
 	if (cl->m) {
+		client_room_cancel(cl);
 		movie_unuse(cl->m);
 		cl->m = NULL;
 	}
 	if (!cl->inflight)
 		client_free(cl);
+}
+
+/*
+ * Read and throw away what the player sends, until its end, an error or
+ * the linger deadline (then close): a close with bytes unread would reset
+ * the connection, and the reset would throw away the end of the response
+ * still in the send queue.
+ */
+static void client_drain(struct client *cl)
+{
+	unsigned int i;
+	ssize_t n;
+
+	for (i = 1;; i++) {
+		n = recv(cl->fd, cl->in, sizeof(cl->in), 0);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n == 0 || (n < 0 && errno != EINTR) ||
+		    (!(i % 64) && proxy_now_ms() >= cl->deadline)) {
+			client_close(cl);
+			return;
+		}
+	}
+}
+
+/*
+ * The response said "Connection: close" and is all in the socket: shut
+ * the write side (the player reads to the end) and linger, reading, for
+ * LINGER_MS at most (client_tick()).
+ */
+static void client_linger(struct client *cl)
+{
+	shutdown(cl->fd, SHUT_WR);
+	cl->lingering = 1;
+	cl->in_len = 0;
+	cl->deadline = proxy_now_ms() + LINGER_MS;
+	client_drain(cl);
 }
 
 /* The movie's connection failed under this response: cut it short. */
@@ -330,6 +405,45 @@ void client_slot_done(struct pslot *s, int ok)
 	cl->inflight--;
 	if (cl->gone && !cl->inflight)
 		client_free(cl);
+}
+
+/*
+ * The send queue of cl->m is full: wait for room behind the players that
+ * found it full before (movie_completions() serves them first). Without
+ * the queue, room freed by a completion went to the players first on the
+ * client list, the newest, which took it again at each completion: with
+ * the queue saturated an older player got none until they were done.
+ */
+void client_room_queue(struct client *cl)
+{
+	struct pmovie *m = cl->m;
+
+	if (cl->room_queued)
+		return;
+	cl->room_queued = 1;
+	cl->room_next = NULL;
+	if (m->room_last)
+		m->room_last->room_next = cl;
+	else
+		m->room_first = cl;
+	m->room_last = cl;
+}
+
+/* Off cl->m's room queue, if on it: before cl->m changes or cl goes. */
+void client_room_cancel(struct client *cl)
+{
+	struct pmovie *m = cl->m;
+	struct client **pp, *prev = NULL;
+
+	if (!cl->room_queued)
+		return;
+	for (pp = &m->room_first; *pp != cl; pp = &(*pp)->room_next)
+		prev = *pp;
+	*pp = cl->room_next;
+	if (m->room_last == cl)
+		m->room_last = prev;
+	cl->room_queued = 0;
+	cl->room_next = NULL;
 }
 
 /* Fill the free slots with READs; -1 if the movie is dead. */
@@ -352,6 +466,8 @@ static int post_reads(struct client *cl)
 			       cl->mr->lkey);
 		if (r) {
 			s->state = SLOT_FREE;
+			if (r > 0)
+				client_room_queue(cl);
 			return r < 0 ? -1 : 0;
 		}
 		cl->inflight++;
@@ -423,6 +539,7 @@ static void finish_response(struct client *cl)
 {
 	cl->responding = 0;
 	if (cl->m) {
+		client_room_cancel(cl);
 		movie_unuse(cl->m);
 		cl->m = NULL;
 	}
@@ -460,7 +577,7 @@ void client_run(struct client *cl)
 	struct http_request req;
 	int r;
 
-	while (!cl->gone && !cl->wait) {
+	while (!cl->gone && !cl->wait && !cl->lingering) {
 		if (cl->responding) {
 			r = send_response(cl);
 			if (r < 0) {
@@ -471,8 +588,7 @@ void client_run(struct client *cl)
 				return;
 			finish_response(cl);
 			if (cl->close_after) {
-				shutdown(cl->fd, SHUT_WR);
-				client_close(cl);
+				client_linger(cl);
 				return;
 			}
 			continue;
@@ -502,6 +618,10 @@ void client_event(struct client *cl, uint32_t events)
 		client_close(cl);
 		return;
 	}
+	if (cl->lingering) {
+		client_drain(cl);
+		return;
+	}
 	client_run(cl);
 }
 
@@ -513,8 +633,21 @@ static void refuse(int fd)
 		"Content-Type: text/plain\r\nContent-Length: 24\r\n"
 		"Connection: close\r\n\r\n503 Service Unavailable\n";
 
+	char junk[4096];
+	int i;
+
 	if (send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		proxy_log("kvod-proxy: 503: %s", strerror(errno));
+	/*
+	 * Read what came already (a few reads at most: no lingering for a
+	 * player refused): a close with bytes unread resets the connection,
+	 * and the reset may overtake the 503.
+	 */
+	shutdown(fd, SHUT_WR);
+	for (i = 0; i < 16; i++) {
+		if (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
+	}
 	close(fd);
 }
 
@@ -608,7 +741,7 @@ void client_accept(struct proxy *p)
 	}
 }
 
-/* The idle and send timeouts. */
+/* The idle and send timeouts, and the end of a linger. */
 void client_tick(struct client *cl, int64_t now)
 {
 	if (!cl->wait && now >= cl->deadline)

@@ -54,6 +54,19 @@ static void movie_free(struct pmovie *m)
 	m->p->reap_movies = m;
 }
 
+/* When the first connect step is due without an event, or INT64_MAX. */
+int64_t movie_wake(const struct proxy *p)
+{
+	const struct pmovie *m;
+	int64_t wake = INT64_MAX;
+
+	for (m = p->movies; m; m = m->next) {
+		if (m->connecting && kvod_connect_wake(&m->c) < wake)
+			wake = kvod_connect_wake(&m->c);
+	}
+	return wake;
+}
+
 /*
  * Free @m if it is dead and nothing holds it: no player, no registered
  * buffer (a buffer must be deregistered before its PD goes) and no READ
@@ -79,6 +92,7 @@ static void movie_kill(struct pmovie *m, const char *why)
 		if (cl->m == m)
 			client_movie_lost(cl);
 	}
+	client_rings_release(m);
 	movie_maybe_free(m);
 }
 
@@ -317,6 +331,15 @@ static void movie_completions(struct pmovie *m, int event)
 	}
 	if (n < 0 || failed || m->dead)
 		movie_kill(m, "a READ failed: the connection is gone");
+	/*
+	 * The room first to the players that found the queue full, in turn
+	 * (client_room_queue()); one that finds it full again queues anew.
+	 */
+	while ((cl = m->room_first) && !m->dead &&
+	       m->inflight < m->p->o.qp_depth) {
+		client_room_cancel(cl);
+		client_run(cl);
+	}
 	for (cl = m->p->clients; cl; cl = next) {
 		next = cl->next;
 		if (cl->m == m)
@@ -380,6 +403,7 @@ again:
 		if (!m->dead && !m->users &&
 		    now - m->unused_since >= p->o.linger_s * 1000LL) {
 			m->dead = 1;
+			client_rings_release(m);
 			movie_maybe_free(m);
 		}
 	}

@@ -368,11 +368,13 @@ def reader_main(host, port, name, path, *opts):
     --then-chunk N   --then-interval seconds instead
     --then-interval S
     --give-up S      stop after S seconds and print "open"
+    --trail DATA     send DATA (Python escapes) right after the request
     """
     o = {"--close": False, "--shut": False, "--range": None,
          "--rcvbuf": 0, "--first": 0, "--chunk": 1 << 20,
          "--interval": 0.0, "--ready": None, "--give-up": 3600.0,
-         "--go": None, "--then-chunk": 1, "--then-interval": 1.0}
+         "--go": None, "--then-chunk": 1, "--then-interval": 1.0,
+         "--trail": None}
     it = iter(opts)
     for k in it:
         o[k] = True if isinstance(o[k], bool) else next(it)
@@ -390,6 +392,8 @@ def reader_main(host, port, name, path, *opts):
     s.settimeout(1.0)
     s.connect((host, int(port)))
     s.sendall((hdr + "\r\n").encode())
+    if o["--trail"]:
+        s.sendall(unescape(o["--trail"]))
     if o["--shut"]:
         s.shutdown(socket.SHUT_WR)
     start = time.monotonic()

@@ -13,7 +13,10 @@
 # connect gets 504. Out of file descriptors (a low ulimit -n), the proxy
 # warns at start, waits for a free one without spinning or flooding its
 # log, and serves again once players leave. A movie's connection outlives
-# its last player by --linger seconds, then closes.
+# its last player by --linger seconds, then closes, even if the player
+# stays connected. A player that asks for Connection: close and sends more
+# gets all of the response before the end. Players that find the READ
+# queue full take turns.
 #
 # timeout: 1200
 # transports: rxe siw siwlo
@@ -22,6 +25,8 @@
 . "$(dirname "$0")/rdma_lib.bash"
 
 KVOD_PROXY=$KVOD_REPO/tools/kvod-proxy
+# The system interpreter: a pyenv shim costs half a minute per start here.
+HC=(/usr/bin/python3 -S "$(dirname "$0")/http_client.py")
 PROXY=127.0.0.1:8554
 PURL=http://$PROXY
 
@@ -82,7 +87,7 @@ cpu_ms() {
 }
 
 ktap_header
-ktap_plan 28
+ktap_plan 32
 [ -x "$KVOD_PROXY" ] || ktap_bail_out "$KVOD_PROXY not built (make tools)"
 rdma_test_start
 
@@ -144,6 +149,15 @@ check_eq "an unknown movie: 404; an invalid name: 404" "404 404" \
 check_eq "a method other than GET and HEAD: 405" 405 \
 	"$(status alpha -X DELETE)"
 
+# "Connection: close" with more bytes sent after the request, read slowly:
+# the proxy must read them before it closes, or the close resets the
+# connection and the reset throws away what its send queue still holds.
+r=$("${HC[@]}" reader "${PROXY%:*}" "${PROXY#*:}" alpha "$RDMA_TMP/alpha" \
+	--close --range 0-$((4 * MiB - 1)) --rcvbuf 65536 --chunk 65536 \
+	--interval 0.005 --trail 'GET /beta HTTP/1.1\r\nHost: t\r\n\r\n')
+check_eq "Connection: close and another request after it, read slowly: the whole body, then the end" \
+	"complete $((4 * MiB)) of $((4 * MiB))" "${r% bytes in *}"
+
 # Keep-alive: three requests on one TCP connection (curl --next keeps it).
 accepted=$(rdma_counter accepted)
 out=$(curl -s -w '%{num_connects}\n' -o "$RDMA_TMP/k1" "$PURL/beta" \
@@ -188,8 +202,8 @@ check_eq "after a player left mid-stream, the next gets it all" \
 # its one player, then closes it (the first proxy holds one of its own).
 LINGER=$((5 * ${KVOD_TIMEOUT_SCALE:-1}))
 PROXY3=127.0.0.1:8556
-"$KVOD_PROXY" -f --listen "$PROXY3" --linger "$LINGER" "$RDMA_URL" \
-	2>"$RDMA_TMP/proxy3.log" &
+"$KVOD_PROXY" -f --listen "$PROXY3" --linger "$LINGER" \
+	--idle-timeout "$(time_limit 600)" "$RDMA_URL" 2>"$RDMA_TMP/proxy3.log" &
 proxy3=$!
 wait_for "$(time_limit 10)" curl -s -o /dev/null "http://$PROXY3/" ||
 	ktap_bail_out "kvod-proxy does not answer on $PROXY3: $(cat "$RDMA_TMP/proxy3.log")"
@@ -201,6 +215,76 @@ check_eq "--linger $LINGER: the movie's connection outlives its player" \
 wait_test "$(time_limit 30)" = "$base" movie_clients beta
 check_eq "... and is closed after it ($((SECONDS - start)) s)" \
 	"$base gone" "$(movie_clients beta) $( ((SECONDS - start + 1 >= LINGER)) && echo gone || echo early)"
+# A player that stays connected, idle, keeps it no longer: the buffer it
+# had registered on the connection is let go of (tools/proxy-client.c,
+# client_rings_release()), and its next request connects anew.
+exec 8<>"/dev/tcp/${PROXY3%:*}/${PROXY3#*:}"
+printf 'GET /beta HTTP/1.1\r\nHost: t\r\nRange: bytes=0-99\r\n\r\n' >&8
+# response_head: the status line of the response on fd 8, its fields
+# read up to the empty line.
+response_head() {
+	local line status=
+
+	while IFS= read -r -t "$(time_limit 30)" line <&8; do
+		line=${line%$'\r'}
+		[ -z "$status" ] && status=$line
+		[ -z "$line" ] && break
+	done
+	echo "$status"
+}
+first=$(response_head)
+head -c 100 <&8 >/dev/null
+start=$SECONDS
+up=$(movie_clients beta)
+wait_test "$(time_limit 30)" = "$base" movie_clients beta
+check_eq "an idle keep-alive player does not keep a movie's connection past --linger ($((SECONDS - start)) s)" \
+	"206: $((base + 1)), then $base, not early" \
+	"${first:9:3}: $up, then $(movie_clients beta), $( ((SECONDS - start + 1 >= LINGER)) && echo not early || echo early)"
+printf 'GET /beta HTTP/1.1\r\nHost: t\r\nRange: bytes=100-199\r\n\r\n' >&8
+check_eq "... and its next request on that connection is served (a new connection)" \
+	"HTTP/1.1 206 Partial Content $((base + 1))" "$(response_head) $(movie_clients beta)"
+exec 8>&-
+kill "$proxy3"
+wait "$proxy3"
+proxy3=
+
+# --qp-depth 1: one READ in flight for all the players of a movie, so
+# every completion frees room for one. Two players, the second started
+# once the first has 1 MiB: they take turns (tools/proxy-client.c,
+# client_room_queue()), so the first finishes first. Were the room given
+# to the newest player, as it was, the first would get none until the
+# second was done. 4 KiB READs, so that the first is far from done when
+# the second starts.
+PROXY3=127.0.0.1:8557
+"$KVOD_PROXY" -f --listen "$PROXY3" --chunk 4k --depth 1 --qp-depth 1 \
+	"$RDMA_URL" 2>"$RDMA_TMP/proxy4.log" &
+proxy3=$!
+wait_for "$(time_limit 10)" curl -s -o /dev/null "http://$PROXY3/" ||
+	ktap_bail_out "kvod-proxy does not answer on $PROXY3: $(cat "$RDMA_TMP/proxy4.log")"
+: >"$RDMA_TMP/order"
+# turn N: player N's whole alpha into $RDMA_TMP/turnN, then its name in
+# the order file.
+turn() {
+	curl -sf --max-time "$(time_limit 300)" -o "$RDMA_TMP/turn$1" \
+		"http://$PROXY3/alpha" && echo "$1" >>"$RDMA_TMP/order"
+}
+# file_len FILE: its length, 0 before it exists.
+file_len() {
+	stat -c %s "$1" 2>/dev/null || echo 0
+}
+turn 1 &
+t1=$!
+wait_test "$(time_limit 60)" -ge "$MiB" file_len "$RDMA_TMP/turn1"
+had=$(file_len "$RDMA_TMP/turn1")
+turn 2 &
+wait "$t1" "$!"
+bad=
+for i in 1 2; do
+	cmp "$RDMA_TMP/turn$i" "$RDMA_TMP/alpha" >&2 || bad+=" turn$i"
+done
+ktap_print_msg "the first player had $had bytes when the second started"
+check_eq "--qp-depth 1: two players of one movie take turns, the first started finishes first, both byte-exact" \
+	"1 2|" "$(paste -sd' ' "$RDMA_TMP/order")|$bad"
 kill "$proxy3"
 wait "$proxy3"
 proxy3=
