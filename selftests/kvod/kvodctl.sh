@@ -263,6 +263,33 @@ t_list_table()
 	[ "$row" = "$json" ] || fail "table rows '$row' != JSON '$json'"
 }
 
+# A listener and a push: list prints their tables after the movies',
+# each after an empty line, and stops printing them once they are gone.
+t_list_services()
+{
+	local ns id para want
+
+	ns=$(stat -L -c %i /proc/self/ns/net)
+	run listen http 127.0.0.1:8089
+	expect_rc 0 && expect_quiet || return 1
+	run push m1 udp://127.0.0.1:5999 --rate 100k
+	expect_rc 0 && expect_no_err || return 1
+	id=$OUT
+	run list
+	"$KVODCTL" unlisten http 127.0.0.1:8089
+	"$KVODCTL" stop "$id"
+	expect_rc 0 && expect_no_err || return 1
+	# The paragraphs, blanks squeezed: movies, listeners, pushes.
+	para=$(tr -s ' ' <"$TMP/out" | sed 's/ $//' | paste -sd'|')
+	want="http 127.0.0.1:8089 $ns 0 0 0 0 -"
+	[[ $para =~ ^NAME\ [^|]*(\|[^|]+){3}\|\|PROTO\ ADDRESS\ NETNS\ ACCEPTED\ ACTIVE\ REFUSED\ BYTES\ OTHER\|"$want"\|\|PUSH\ MOVIE\ DESTINATION\ NETNS\ RATE\ PACKETS\ LOOPS\ LATE\ OPTS\|"$id m1 udp://127.0.0.1:5999 $ns 100000 "[0-9]+\ 0\ [0-9]+\ -$ ]] ||
+		fail "list with a listener and a push: $OUT" || return 1
+	run list
+	expect_rc 0 && expect_no_err || return 1
+	[ "$(wc -l <"$TMP/out")" -eq 4 ] ||
+		fail "list once both are gone: $OUT"
+}
+
 t_info()
 {
 	local size
@@ -465,6 +492,7 @@ add_test add_rate_suffix_k t_add_rate_suffix_k
 add_test add_without_rate t_add_no_rate
 add_test list_json t_list_json
 add_test list_table t_list_table
+add_test list_listener_and_push t_list_services
 add_test info t_info
 add_test stats t_stats
 add_test add_duplicate t_refused 1 "kvodctl: add m1: File exists" \
