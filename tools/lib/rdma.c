@@ -1162,6 +1162,13 @@ int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms)
 
 			if (!ibv_get_cq_event(c->cc, &cq, &ctx))
 				ibv_ack_cq_events(cq, 1);
+			/*
+			 * Completions first: an ending taken now would destroy
+			 * the QP (conn_lost()), and the READs that completed
+			 * before it would be returned as flushed. The rdma_cm
+			 * channel stays readable for the next turn.
+			 */
+			continue;
 		}
 		if (k > 0 && (pfd[1].revents & POLLIN))
 			kvod_conn_event(c);
