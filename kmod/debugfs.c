@@ -14,8 +14,13 @@
  *   rdma_setup_delay_ms: an RDMA connection's setup work sleeps this long
  *     before it builds anything, so that a client's connect times out
  *     waiting for the answer (selftests/kvod/rdma_proxy.sh: 504).
+ *   drop_notes: the next N notes of completed chunks, to any connection,
+ *     are dropped as if no buffer were free (counted in notes_dropped),
+ *     each taking one off N; end notes are not (selftests/kvod/
+ *     live_rdma.sh: a reader whose last notes were dropped).
  *
- * All default to 0 (off) and are read with READ_ONCE() where they act.
+ * All default to 0 (off) and are read with READ_ONCE() where they act,
+ * drop_notes with atomic_add_unless().
  * The directory is created first at load and removed last at exit; a
  * debugfs failure is not an error, as for any debugfs user.
  */
@@ -26,6 +31,7 @@
 u32 kvod_debug_small_chunks;
 u32 kvod_debug_push_release_delay_ms;
 u32 kvod_debug_rdma_setup_delay_ms;
+atomic_t kvod_debug_drop_notes = ATOMIC_INIT(0);
 
 static struct dentry *kvod_debugfs;
 
@@ -38,6 +44,8 @@ void kvod_debugfs_init(void)
 			   &kvod_debug_push_release_delay_ms);
 	debugfs_create_u32("rdma_setup_delay_ms", 0600, kvod_debugfs,
 			   &kvod_debug_rdma_setup_delay_ms);
+	debugfs_create_atomic_t("drop_notes", 0600, kvod_debugfs,
+				&kvod_debug_drop_notes);
 }
 
 void kvod_debugfs_exit(void)

@@ -167,6 +167,7 @@ static inline void kvod_lc_dec(struct kvod_listener *l,
 extern u32 kvod_debug_small_chunks;
 extern u32 kvod_debug_rdma_setup_delay_ms;
 extern u32 kvod_debug_push_release_delay_ms;
+extern atomic_t kvod_debug_drop_notes;
 void kvod_debugfs_init(void);
 void kvod_debugfs_exit(void);
 

@@ -77,8 +77,13 @@ static void note_post(struct kvod_rdma_conn *conn,
 		.num_sge = 1,
 	};
 
-	/* Pairs with note_done(): no buffer is rewritten while in flight. */
-	if (n - smp_load_acquire(&conn->note_done) >= KVOD_RDMA_NOTES) {
+	/*
+	 * Pairs with note_done(): no buffer is rewritten while in flight.
+	 * The test knob drops a chunk's note as if it were (debugfs.c).
+	 */
+	if (n - smp_load_acquire(&conn->note_done) >= KVOD_RDMA_NOTES ||
+	    (!ev->ended &&
+	     atomic_add_unless(&kvod_debug_drop_notes, -1, 0))) {
 		kvod_lc_inc(l, KVOD_LC_NOTES_DROPPED);
 		return;
 	}

@@ -14,7 +14,7 @@
  * How we learn of new chunks: by default from the server's notes (we ask
  * with KVOD_RDMA_REQ_NOTIFY; one SEND per chunk, which names the chunk
  * and its length, so its first entry READ is saved), and from the head
- * if no note came for NOTE_QUIET_MS (notes are best effort); with
+ * if no note came for --note-wait MS (notes are best effort); with
  * --poll MS, and over iWARP (tools/lib/rdma.h, KVOD_NOTES_AUTO), by
  * READing the head every MS (POLL_DEFAULT_MS) milliseconds, and the
  * server does nothing for us at all. The channel's end (DEL) ends the run,
@@ -35,7 +35,6 @@
 #include <string.h>
 #include <time.h>
 
-#define NOTE_QUIET_MS	1000	/* no note for this long: READ the head */
 #define POLL_DEFAULT_MS	20	/* no notes and no --poll (iWARP) */
 
 struct live {
@@ -49,6 +48,7 @@ struct live {
 	int notes;		/* the server SENDs notes */
 	uint64_t known;		/* chunks complete, as far as we know */
 	int ended;		/* the channel's end is known */
+	int end_noted;		/* ... from a note, the head not read since */
 	uint64_t note_seq;	/* the latest note's chunk, and its length */
 	uint32_t note_len;
 };
@@ -79,7 +79,7 @@ static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc)
 	}
 	f->live_notes++;
 	if (be32toh(n->flags) & KVOD_RDMA_LIVE_ENDED) {
-		l->ended = 1;
+		l->end_noted = 1;
 	} else if (l->nr && be32toh(n->index) == seq % l->nr) {
 		if (seq + 1 > l->known)
 			l->known = seq + 1;
@@ -305,7 +305,7 @@ static int wait_chunk(struct fetch *f, struct live *l)
 		nap(f->o->poll_ms ? f->o->poll_ms : POLL_DEFAULT_MS);
 		return read_head(f, l);
 	}
-	n = kvod_poll(&f->c, wc, 8, NOTE_QUIET_MS);
+	n = kvod_poll(&f->c, wc, 8, f->o->note_wait_ms);
 	if (n < 0) {
 		fprintf(stderr, "kvod-fetch: live: %s\n", f->c.err);
 		return -1;
@@ -351,6 +351,17 @@ int fetch_live_run(struct fetch *f, double t_end)
 		if (want >= l.known) {
 			if (l.ended)
 				return 0;
+			/*
+			 * The end note can come after dropped notes: the
+			 * head, which the server marks ended before that
+			 * note, counts every chunk completed before it.
+			 */
+			if (l.end_noted) {
+				if (read_head(f, &l))
+					return -1;
+				l.ended = 1;
+				continue;
+			}
 			if (wait_chunk(f, &l))
 				return -1;
 			continue;
@@ -369,8 +380,12 @@ int fetch_live_run(struct fetch *f, double t_end)
 			}
 			len = be32toh(e->len);
 		}
-		if (len > l.slot_bytes ||
-		    rd(f, &l, l.data_off + (want % l.nr) * l.slot_bytes, l.data,
+		if (len > l.slot_bytes) {
+			fprintf(stderr, "kvod-fetch: live: chunk %" PRIu64 " of %u bytes, in a slot of %" PRIu64 "\n",
+				want, len, l.slot_bytes);
+			return -1;
+		}
+		if (rd(f, &l, l.data_off + (want % l.nr) * l.slot_bytes, l.data,
 		       len) ||
 		    rd(f, &l, entry_off(&l, want), l.check, sizeof(*l.check)))
 			return -1;

@@ -69,7 +69,7 @@ static void usage(FILE *f)
 		"usage: kvod-fetch {rdma|http}://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]\n"
 		"                  [--chunk SIZE] [--depth N] [--rate RATE --cache MS]\n"
 		"                  [--seek-every SEC] [--duration SEC] [--seed N]\n"
-		"                  [--timeout MS] [--poll MS] [-q]\n"
+		"                  [--timeout MS] [--poll MS] [--note-wait MS] [-q]\n"
 		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d\n"
 		"  for rdma://, 80 for http://.\n"
 		"  SIZE and N take k/K, M, G suffixes (powers of 1024); RATE is in bits/s\n"
@@ -93,6 +93,7 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "poll", required_argument, NULL, 'P' },
+		{ "note-wait", required_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -157,6 +158,11 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 			if (kvod_parse_range(optarg, 1, 60000, &v))
 				goto bad;
 			o->poll_ms = v;
+			break;
+		case 'N':
+			if (kvod_parse_range(optarg, 1, 3600 * 1000, &v))
+				goto bad;
+			o->note_wait_ms = v;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -289,10 +295,16 @@ void fetch_seek(struct fetch *f, double t)
 	f->t_seek = t + f->o->seek_every;
 }
 
+/*
+ * Take the completion of the oldest outstanding READ, counted in f->done
+ * whatever it brings (drain() waits for the rest): 0, or -1 after saying
+ * what went wrong.
+ */
 static int complete(struct fetch *f, const struct ibv_wc *wc, double t)
 {
 	const struct slot *sl = &f->slots[f->done % f->o->depth];
 	const char *buf = f->buf + (f->done % f->o->depth) * (size_t)f->o->chunk;
+	uint64_t expect = f->done++;
 
 	if (wc->status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "kvod-fetch: READ of %u bytes at offset %" PRIu64 ": %s%s\n",
@@ -300,12 +312,11 @@ static int complete(struct fetch *f, const struct ibv_wc *wc, double t)
 			f->c.disconnected ? " (the server disconnected)" : "");
 		return -1;
 	}
-	if (wc->wr_id != f->done) {
+	if (wc->wr_id != expect) {
 		fprintf(stderr, "kvod-fetch: completion %" PRIu64 " out of order (expected %" PRIu64 ")\n",
-			(uint64_t)wc->wr_id, f->done);
+			(uint64_t)wc->wr_id, expect);
 		return -1;
 	}
-	f->done++;
 	if (f->flushing)
 		return 0;	/* a seek throws it away */
 	if (fetch_is_late(f, sl->off, t))
@@ -426,7 +437,7 @@ static int run(struct fetch *f, double t_end)
 		for (i = 0; i < n; i++) {
 			if (complete(f, &wc[i], t)) {
 				/* Account for this batch, or drain() waits. */
-				f->done += n - i - (wc[i].status == IBV_WC_SUCCESS);
+				f->done += n - i - 1;
 				return -1;
 			}
 		}
@@ -570,6 +581,7 @@ int main(int argc, char **argv)
 		.depth = DEPTH_DEFAULT,
 		.cache_ms = 400,
 		.timeout_ms = 5000,
+		.note_wait_ms = 1000,
 		.seed = (unsigned int)time(NULL) ^ (unsigned int)getpid(),
 	};
 	struct fetch f = { .o = &o, .fd = STDOUT_FILENO, .h.sock = -1 };

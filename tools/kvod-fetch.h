@@ -44,6 +44,9 @@ struct fetch_opts {
 	int poll_ms;			/* live: poll the head this often (ms);
 					 * 0: ask for notes
 					 */
+	int note_wait_ms;		/* live, notes: READ the head after
+					 * this long without one (ms)
+					 */
 	int quiet;
 };
 

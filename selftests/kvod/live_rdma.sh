@@ -9,7 +9,8 @@
 # note for every chunk and the end; one that falls a ring behind, polling
 # or too slow to take its notes (the server drops them, counted), is
 # moved ahead at chunk boundaries, missing exactly the chunks it says it
-# skipped, and nothing torn ever reaches its output; the delay from
+# skipped, and nothing torn ever reaches its output; one whose last
+# notes were dropped before the end note still gets every chunk; the delay from
 # writer to reader is measured with notes and with polling, side by side;
 # ffprobe finds the streams of an ffmpeg-fed channel in kvod-fetch's
 # output; DEL ends every reader; rmmod is refused while a writer is
@@ -78,7 +79,7 @@ summary() {
 }
 
 ktap_header
-ktap_plan 29
+ktap_plan 31
 rdma_test_start
 
 "$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
@@ -158,6 +159,39 @@ else
 	check_ok "... the server dropped notes ($(($(rdma_counter notes_dropped) - dropped0)))" \
 		test "$(rdma_counter notes_dropped)" -gt "$dropped0"
 	moved_ahead slown
+fi
+
+# --- The last notes dropped, then the end note ----------------------------
+# The end note can come after notes the server dropped: the reader must
+# then READ the head, which counts every chunk completed before the end,
+# not stop at the last chunk a note named (tools/fetch-live.c). A reader
+# that takes its notes as they come, with --note-wait so long that it
+# never READs the head for want of them, plays 50 chunks; the notes of
+# the next 20 are dropped (the drop_notes test knob, kmod/debugfs.c) and
+# the channel is deleted, so the end note is the next thing it learns.
+# The ring holds all 70 chunks: nothing need be skipped.
+t="the last 20 notes dropped, then the end note: the reader still plays all 70 chunks, none skipped"
+if rdma_iwarp; then
+	ktap_skip "$t" "iWARP: kvod-fetch polls, the server sends no notes"
+else
+	"$KVODCTL" live create tve --rdma --chunk "$CHUNK" --chunks 512 ||
+		ktap_bail_out "cannot create channel tve"
+	echo none >"$RDMA_TMP/end.last"
+	CHECK_ARGS="--progress $RDMA_TMP/end.last" play tve end --note-wait 3600000
+	wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/end.fetch"
+	live_feed tve $((50 * PPC))
+	wait_test "$(time_limit 60)" = $((50 * PPC - 1)) cat "$RDMA_TMP/end.last"
+	dropped0=$(rdma_counter notes_dropped)
+	echo 20 >/sys/kernel/debug/kvod/drop_notes
+	live_feed tve $((20 * PPC)) --start $((50 * PPC))
+	undropped=$(cat /sys/kernel/debug/kvod/drop_notes)
+	echo 0 >/sys/kernel/debug/kvod/drop_notes
+	"$KVODCTL" del tve
+	wait
+	r=$(cat "$RDMA_TMP/end.check")
+	ktap_print_msg "reader: $r" "$(cat "$RDMA_TMP/end.fetch")"
+	check_eq "$t" "0 $((70 * PPC - 1)) 0 0 0 0; 20 dropped, 0 left to drop" \
+		"$(fields "$r" first last torn gaps backwards) $(summary end skipped); $(($(rdma_counter notes_dropped) - dropped0)) dropped, $undropped left to drop"
 fi
 
 # --- The delay from writer to RDMA reader ------------------------------
@@ -362,6 +396,11 @@ check_eq "--depth 1 on chunks near 2 MiB (3 segments a slot over siw): 3 chunks,
 # --- Refusals ----------------------------------------------------------------
 "$KVODCTL" live create plain --chunk "$CHUNK" --chunks 4 ||
 	ktap_bail_out "cannot create channel plain"
+out=$("$KVOD_FETCH" --note-wait 0 "$RDMA_URL/tv2" 2>&1; echo "rc $?")
+out+=" $("$KVOD_FETCH" --note-wait 3600001 "$RDMA_URL/tv2" 2>&1; echo "rc $?")"
+check_eq "--note-wait 0 and 3600001: usage errors" \
+	"$(printf "kvod-fetch: invalid argument to --note-wait: '%s'\nrc 2 " 0 3600001)" \
+	"$out "
 check_eq "a channel without --rdma is refused" \
 	"kvod-fetch: plain: a live channel, not served over RDMA (created without --rdma)" \
 	"$("$KVOD_FETCH" "$RDMA_URL/plain" 2>&1 >/dev/null)"
