@@ -106,6 +106,8 @@ struct client {
 	int fd;
 	int gone;			/* socket closed, READs in flight */
 	int lingering;			/* write side shut: reading to EOF */
+	int acked;			/* ... the response all acknowledged */
+	int unacked;			/* ... bytes not yet, at the last tick */
 	int can_write;			/* no EAGAIN since the last EPOLLOUT */
 	int64_t deadline;		/* ms, of the idle or send timeout */
 

@@ -22,18 +22,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 /* At most one line per this long about accept4() failing. */
 #define ACCEPT_LOG_MS	10000
 /*
- * How long a connection whose response said "Connection: close" is read
- * (and what comes thrown away) after its write side is shut, before the
- * close; kvod's HTTP server lingers as long.
+ * How long a connection whose response said "Connection: close" is still
+ * read (what comes thrown away) once the player has acknowledged the
+ * whole response, before the close; kvod's HTTP server lingers as long.
  */
 #define LINGER_MS	2000
+/* The most recv()s one call of client_drain() makes. */
+#define DRAIN_READS	64
 
 static const char *reason(int status)
 {
@@ -354,22 +358,22 @@ static void client_close(struct client *cl)
 }
 
 /*
- * Read and throw away what the player sends, until its end, an error or
- * the linger deadline (then close): a close with bytes unread would reset
- * the connection, and the reset would throw away the end of the response
- * still in the send queue.
+ * Read and throw away what the player sends, until its end or an error
+ * (then close): a close with bytes unread would reset the connection, and
+ * the reset would throw away the end of the response still in the send
+ * queue. At most DRAIN_READS a call, so that a player that keeps sending
+ * holds up no other; client_tick() closes it at its deadline.
  */
 static void client_drain(struct client *cl)
 {
 	unsigned int i;
 	ssize_t n;
 
-	for (i = 1;; i++) {
+	for (i = 0; i < DRAIN_READS; i++) {
 		n = recv(cl->fd, cl->in, sizeof(cl->in), 0);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		if (n == 0 || (n < 0 && errno != EINTR) ||
-		    (!(i % 64) && proxy_now_ms() >= cl->deadline)) {
+		if (n == 0 || (n < 0 && errno != EINTR)) {
 			client_close(cl);
 			return;
 		}
@@ -378,16 +382,39 @@ static void client_drain(struct client *cl)
 
 /*
  * The response said "Connection: close" and is all in the socket: shut
- * the write side (the player reads to the end) and linger, reading, for
- * LINGER_MS at most (client_tick()).
+ * the write side (the player reads to the end) and linger, reading, until
+ * LINGER_MS after the player acknowledged all of it (client_tick()).
  */
 static void client_linger(struct client *cl)
 {
 	shutdown(cl->fd, SHUT_WR);
 	cl->lingering = 1;
+	cl->unacked = -1;
 	cl->in_len = 0;
-	cl->deadline = proxy_now_ms() + LINGER_MS;
+	cl->deadline = proxy_now_ms() + cl->p->o.send_timeout_s * 1000LL;
 	client_drain(cl);
+}
+
+/*
+ * A lingering connection: while the player acknowledges the response, the
+ * send timeout runs from its last progress; once it has all of it, the
+ * linger of LINGER_MS.
+ */
+static void linger_tick(struct client *cl, int64_t now)
+{
+	int unacked;
+
+	if (cl->acked)
+		return;
+	if (!ioctl(cl->fd, SIOCOUTQ, &unacked) && unacked > 0) {
+		if (unacked != cl->unacked) {
+			cl->unacked = unacked;
+			cl->deadline = now + cl->p->o.send_timeout_s * 1000LL;
+		}
+		return;
+	}
+	cl->acked = 1;
+	cl->deadline = now + LINGER_MS;
 }
 
 /* The movie's connection failed under this response: cut it short. */
@@ -744,6 +771,8 @@ void client_accept(struct proxy *p)
 /* The idle and send timeouts, and the end of a linger. */
 void client_tick(struct client *cl, int64_t now)
 {
+	if (cl->lingering)
+		linger_tick(cl, now);
 	if (!cl->wait && now >= cl->deadline)
 		client_close(cl);
 }

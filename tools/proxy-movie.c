@@ -367,6 +367,11 @@ void movie_cm_event(struct pmovie *m)
 		return;
 	}
 	movie_hold(m);
+	/*
+	 * The READs that completed before the ending are delivered, not
+	 * returned as flushed once the ending has destroyed the QP.
+	 */
+	movie_completions(m, 0);
 	kvod_conn_event(&m->c);
 	if (m->c.disconnected) {
 		movie_kill(m, "the server closed the connection");
@@ -401,8 +406,13 @@ again:
 			continue;
 		}
 		if (!m->dead && !m->users &&
-		    now - m->unused_since >= p->o.linger_s * 1000LL) {
+		    now - m->unused_since >= p->o.linger_s * 1000LL)
 			m->dead = 1;
+		/*
+		 * Also one dead of a failed post with no READ in flight,
+		 * which no completion ends (movie_fail()).
+		 */
+		if (m->dead && !m->users) {
 			client_rings_release(m);
 			movie_maybe_free(m);
 		}
