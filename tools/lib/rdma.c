@@ -1170,8 +1170,13 @@ int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms)
 			 */
 			continue;
 		}
-		if (k > 0 && (pfd[1].revents & POLLIN))
+		if (k > 0 && (pfd[1].revents & POLLIN)) {
+			/* The same for completions whose event is not in yet. */
+			k = kvod_poll_cq(c, wc, n);
+			if (k)
+				goto out;
 			kvod_conn_event(c);
+		}
 	}
 out:
 	return k;
