@@ -273,8 +273,11 @@ t_list_services()
 	run listen http 127.0.0.1:8089
 	expect_rc 0 && expect_quiet || return 1
 	run push m1 udp://127.0.0.1:5999 --rate 100k
-	expect_rc 0 && expect_no_err || return 1
 	id=$OUT
+	if ! expect_rc 0 || ! expect_no_err; then
+		"$KVODCTL" unlisten http 127.0.0.1:8089
+		return 1
+	fi
 	run list
 	"$KVODCTL" unlisten http 127.0.0.1:8089
 	"$KVODCTL" stop "$id"

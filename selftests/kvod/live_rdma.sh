@@ -177,7 +177,11 @@ else
 	"$KVODCTL" live create tve --rdma --chunk "$CHUNK" --chunks 512 ||
 		ktap_bail_out "cannot create channel tve"
 	echo none >"$RDMA_TMP/end.last"
-	CHECK_ARGS="--progress $RDMA_TMP/end.last" play tve end --note-wait 3600000
+	# Bounded: only the end note ends this reader.
+	{ timeout "$(time_limit 300)" "$KVOD_FETCH" --note-wait 3600000 \
+		"$RDMA_URL/tve" 2>"$RDMA_TMP/end.fetch" |
+		"${LT[@]}" check --ppc $PPC --progress "$RDMA_TMP/end.last" \
+			>"$RDMA_TMP/end.check"; } &
 	wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/end.fetch"
 	live_feed tve $((50 * PPC))
 	wait_test "$(time_limit 60)" = $((50 * PPC - 1)) cat "$RDMA_TMP/end.last"
