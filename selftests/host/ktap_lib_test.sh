@@ -21,7 +21,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 24
+ktap_plan 26
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -55,6 +55,10 @@ check_eq "check_says wants the text" "not ok 1 d rc=0" \
 	"$(child 'check_says d "no such movie" ls /nonexistent/kvod | grep -v "^#"')"
 check_eq "check_fail" "ok 1 d rc=0" "$(child 'check_fail d false')"
 check_eq "check_ok" "ok 1 d rc=0" "$(child 'check_ok d true')"
+check_eq "check_ok fails on a failure" "not ok 1 d rc=0" \
+	"$(child 'check_ok d false | grep -v "^#"')"
+check_eq "check_fail fails on a success" "not ok 1 d rc=0" \
+	"$(child 'check_fail d true | grep -v "^#"')"
 check_eq "kvod_load refuses outside the guest" \
 	"Bail out!  refusing to insmod kvod outside a tools/vm-run guest|# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0 rc=1" \
 	"$(child 'kvod_load')"

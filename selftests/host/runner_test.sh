@@ -159,8 +159,8 @@ out=$(run_suite t "" "$TMP/tr/net.sh" "$TMP/tr/net.sh@siw") || true
 check_eq "NAME@siw runs NAME over siw, and is reported as NAME@siw" \
 	"ok 1 transport rxe|ok 1 selftests: t: net.sh|ok 1 transport siw|ok 2 selftests: t: net.sh@siw" \
 	"$(grep -E '^ *ok ' <<<"$out" | sed 's/^ *//' | paste -sd'|')"
-check_eq "NAME@siw keeps NAME's timeout" "$(base_timeout "$T/slow.sh")" \
-	"$(base_timeout "$T/slow.sh@siw")"
+check_eq "NAME@siw keeps NAME's timeout (slow.sh's 1 s)" "1 1" \
+	"$(base_timeout "$T/slow.sh") $(base_timeout "$T/slow.sh@siw")"
 
 # --plan: what each guest would run, on the real suite, booting nothing.
 # The shards of KVOD_SHARD=I/N are the whole suite once: every program

@@ -390,6 +390,7 @@ TEST_F(live, create_and_feed_need_cap_net_admin)
 		_exit(bad);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* No "tv2", and "tv" without a writer: all as it was. */
 	ASSERT_EQ(0, snap_take(self->dev, &after));

@@ -16,7 +16,7 @@
 . "$(dirname "$0")/../lib/ftrace.sh"
 
 ktap_header
-ktap_plan 36
+ktap_plan 38
 
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
@@ -115,7 +115,8 @@ tx "$KVODCTL" push m "udp://$ADDR_RX:5006" --rate $((RATE * 2)) >/dev/null
 wait "$probe"
 got=$(awk 'NF { print; exit }' "$TMP/probe")
 ktap_print_msg "ffprobe decoded ${got:-nothing} of $want frames"
-check_cmp "ffprobe decodes the RTP stream (3/4 of the frames)" "${got:-0}" ">=" "$((want * 3 / 4))"
+check_ok "ffprobe decodes the RTP stream (3/4 of the $want frames of the file)" \
+	test "${want:-0}" -gt 0 -a "${got:-0}" -ge "$((${want:-0} * 3 / 4))"
 wait_for 20 no_pushes
 
 # --- loop and stop ---
@@ -178,7 +179,9 @@ runs=$(grep -c ' push_work <-' "$T/trace")
 kvod_trace_off		# after the count: a change of tracer clears the trace
 handed=$(jq -r '.packets + .errors' <<<"$push_json")
 ktap_print_msg "1 ms window: $runs work runs for $handed packets: $push_json"
-check_cmp "a 1 ms window at 10 Mbit/s: a work run per 2 packets at most" \
+check_ok "a 1 ms window at 10 Mbit/s: the push ran 2 s (1000 packets at least) and the tracer saw it" \
+	test -n "$id" -a "$runs" -gt 0 -a "${handed:-0}" -ge 1000
+check_cmp "... a work run per 2 packets at most" \
 	"$((2 * runs))" "<=" "${handed:-0}"
 
 # --- CLOCK_TAI steps with the wall clock ---
@@ -216,6 +219,7 @@ check_ok "and the memory is freed" wait_for 5 no_zombies
 # --- namespace deleted under a push; module unload with one running ---
 "$KVODCTL" add m "$TMP/m.ts" --bitrate "$RATE" >/dev/null
 tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop >/dev/null
+check_eq "a push runs in the namespace" 1 "$(pushes)"
 netns_down
 check_ok "a deleted namespace stops its push" wait_for 20 no_pushes
 ip netns add "$NS_TX" && ip netns exec "$NS_TX" ip link set lo up

@@ -290,8 +290,9 @@ wait "$proxy3"
 proxy3=
 
 n=$(frames "$RDMA_TMP/sample.mp4")
-check_eq "ffprobe through the proxy: same frames as the file (moov at end)" \
-	"$n" "$(frames "$PURL/sample.mp4")"
+# (the file's count first shown to be one: two failures would be equal)
+check_eq "ffprobe through the proxy: same frames as the file (moov at end; $n)" \
+	"decodes $n" "$([ "${n:-0}" -gt 0 ] && echo decodes) $(frames "$PURL/sample.mp4")"
 check_ok "ffmpeg seeks into the middle (-ss 2) through the proxy" \
 	ffmpeg -v error -ss 2 -i "$PURL/sample.mp4" -f null -
 
@@ -302,7 +303,7 @@ cp "$RDMA_TMP/sample.mp4" "$vdir/"
 n=$(vlc_frames "$vdir/sample.mp4")
 rm -rf "$vdir"
 check_eq "VLC (cvlc) through the proxy: as many frames as from the file ($n)" \
-	"$n" "$(vlc_frames "$PURL/sample.mp4")"
+	"decodes $n" "$([ "${n:-0}" -gt 0 ] && echo decodes) $(vlc_frames "$PURL/sample.mp4")"
 
 # The server goes away (UNLISTEN disconnects its clients), and comes back.
 "$KVODCTL" unlisten rdma "$RXE_EP"

@@ -26,7 +26,7 @@ SCALE=${KVOD_TIMEOUT_SCALE:-1}
 ROUNDS=${KVOD_REJECT_ROUNDS:-$(((60 + SCALE - 1) / SCALE))}
 
 ktap_header
-ktap_plan 4
+ktap_plan 3
 rdma_test_start
 
 movie_add alpha $((1 << 20)) || ktap_bail_out "cannot add a movie"
@@ -49,12 +49,10 @@ declare -A hex=(
 # One client after another, the kinds in turn; each result is compared
 # without the accept's segment count.
 bad=0
-declare -A seen=()
 for i in $(seq "$ROUNDS"); do
 	for kind in missing version badmagic good; do
 		out=$("$RDMA_CLIENT" "$RXE_ADDR" raw "${hex[$kind]}" 2>&1)
 		out=${out% segments=*}
-		seen[$kind]=$((${seen[$kind]:-0} + 1))
 		if [ "$out" != "${want[$kind]}" ]; then
 			bad=$((bad + 1))
 			[ "$bad" -le 5 ] &&
@@ -63,8 +61,6 @@ for i in $(seq "$ROUNDS"); do
 	done
 done
 check_eq "$((ROUNDS * 4)) connects: every result as expected" 0 "$bad"
-check_eq "each kind ran $ROUNDS times" "$ROUNDS $ROUNDS $ROUNDS $ROUNDS" \
-	"${seen[missing]} ${seen[version]} ${seen[badmagic]} ${seen[good]}"
 check_eq "rejects counted by reason (not_found version bad_request)" \
 	"$ROUNDS $ROUNDS $ROUNDS" \
 	"$(rdma_counter rej_not_found) $(rdma_counter rej_version) $(rdma_counter rej_bad_request)"

@@ -63,7 +63,7 @@ before=$(rdma_counter accepted)
 vlc "$RDMA_URL/sample.mp4"
 got=$(frames "$RDMA_TMP/vlc.ts")
 check_eq "rdma://: as many frames as VLC gets from the file ($want)" \
-	"$want" "$got"
+	"decodes $want" "$([ "${want:-0}" -gt 0 ] && echo decodes) $got"
 check_eq "one connection for the whole play, seeks to the index included" \
 	1 $(($(rdma_counter accepted) - before))
 
