@@ -4,8 +4,10 @@
 # The demo's steps, run inside the tools/vm-run guest by tools/demo, which
 # passes the sample in KVOD_DEMO_SAMPLE and its bit rate (bits/s) in
 # KVOD_DEMO_BITRATE. Each step is one function, run in order by
-# run_steps at the bottom; a failing step stops the demo (exit 1) after
-# the module is unloaded.
+# run_steps at the bottom; a step says whether it worked with its status
+# (each checks its commands itself: bash ignores errexit in a function
+# called as a condition), and a failing step stops the demo (exit 1)
+# after the module is unloaded.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -29,12 +31,18 @@ show() {
 
 step_load() {
 	# shellcheck disable=SC2119 # no module parameters
-	kvod_load
+	kvod_load || return 1
 	show ls -l /dev/kvod
 }
 
 step_add() {
-	show "$KVODCTL" add sample "$SAMPLE" --bitrate "$BITRATE"
+	show "$KVODCTL" add sample "$SAMPLE" --bitrate "$BITRATE" || return 1
+	# What the streams below must decode (in a file: the steps run as
+	# conditions); MPEG-TS lists the stream twice, in its program and on
+	# its own.
+	probe "$SAMPLE" | sed -n 's/^nb_read_frames=//p' | head -n1 \
+		>/tmp/demo-frames
+	[ "$(cat /tmp/demo-frames)" -gt 0 ]
 }
 
 step_list() {
@@ -53,11 +61,27 @@ probe() {
 		-of default=nw=1 "$@"
 }
 
+# all_frames FILE: probe's output FILE counts every frame of the sample.
+all_frames() {
+	local want got
+
+	want=$(cat /tmp/demo-frames)
+	got=$(sed -n 's/^nb_read_frames=//p' "$1" | head -n1)
+	[ "$got" = "$want" ] && return 0
+	echo "demo: ${got:-no} frames decoded; the sample has $want" >&2
+	return 1
+}
+
 step_http() {
-	show "$KVODCTL" listen http "127.0.0.1:$HTTP_PORT"
-	show "$KVODCTL" list
-	show probe "http://127.0.0.1:$HTTP_PORT/sample"
-	show "$KVODCTL" unlisten http "127.0.0.1:$HTTP_PORT"
+	local rc=0
+
+	show "$KVODCTL" listen http "127.0.0.1:$HTTP_PORT" || return 1
+	show "$KVODCTL" list || rc=1
+	show probe "http://127.0.0.1:$HTTP_PORT/sample" |
+		tee /tmp/demo-http.probe || rc=1
+	all_frames /tmp/demo-http.probe || rc=1
+	show "$KVODCTL" unlisten http "127.0.0.1:$HTTP_PORT" || rc=1
+	return "$rc"
 }
 
 # rdma_stream TRANSPORT: kvod-fetch over TRANSPORT (rxe or siw) to
@@ -67,10 +91,12 @@ rdma_stream() {
 
 	rdma_use "$1"
 	rxe_setup || return 1
-	show rdma link show "$RXE_DEV/1"
-	show "$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT"
+	show rdma link show "$RXE_DEV/1" || rc=1
+	show "$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT" || rc=1
 	echo "\$ kvod-fetch rdma://$RXE_ADDR:$RXE_PORT/sample | ffprobe -"
-	"$FETCH" "rdma://$RXE_ADDR:$RXE_PORT/sample" | probe - || rc=1
+	"$FETCH" "rdma://$RXE_ADDR:$RXE_PORT/sample" | probe - |
+		tee /tmp/demo-rdma.probe || rc=1
+	all_frames /tmp/demo-rdma.probe || rc=1
 	show "$KVODCTL" unlisten rdma "$RXE_ADDR:$RXE_PORT" || rc=1
 	rxe_teardown
 	return "$rc"
@@ -126,13 +152,14 @@ step_push() {
 	local rc=0
 
 	export TC_LIB_DIR=$REPO/tools/tc	# q_tsock.so, not installed
-	kmod_load sch_tsock
-	ip netns add demo-tx && ip netns add demo-rx
-	ip link add vdemo0 netns demo-tx type veth peer name vdemo1 netns demo-rx
-	ip -n demo-tx addr add 198.18.2.1/24 dev vdemo0
-	ip -n demo-rx addr add 198.18.2.2/24 dev vdemo1
-	ip -n demo-tx link set vdemo0 up && ip -n demo-rx link set vdemo1 up
-	show tx_ns tc qdisc add dev vdemo0 root tsock
+	kmod_load sch_tsock || return 1
+	{ ip netns add demo-tx && ip netns add demo-rx &&
+	  ip link add vdemo0 netns demo-tx type veth peer name vdemo1 \
+		netns demo-rx &&
+	  ip -n demo-tx addr add 198.18.2.1/24 dev vdemo0 &&
+	  ip -n demo-rx addr add 198.18.2.2/24 dev vdemo1 &&
+	  ip -n demo-tx link set vdemo0 up && ip -n demo-rx link set vdemo1 up &&
+	  show tx_ns tc qdisc add dev vdemo0 root tsock; } || return 1
 
 	# Packets, not decoded frames: an emulated guest cannot decode
 	# 1080p H.264 as fast as it arrives, and would drop datagrams.
@@ -148,9 +175,14 @@ step_push() {
 	echo "\$ ffprobe rtp://198.18.2.2:5004 (in demo-rx)"
 	cat /tmp/demo-probe
 	grep -q '^nb_read_packets=[1-9]' /tmp/demo-probe || rc=1
-	show tx_ns tc -s qdisc show dev vdemo0
+	# and the packets went through tsock
+	show tx_ns tc -s qdisc show dev vdemo0 | tee /tmp/demo-qdisc || rc=1
+	grep -q '^qdisc tsock' /tmp/demo-qdisc &&
+		grep -q '^ Sent [1-9]' /tmp/demo-qdisc || rc=1
 	ip netns del demo-tx; ip netns del demo-rx
-	kmod_unload sch_tsock
+	# the namespace's teardown, and its qdisc's, ends after "netns del"
+	wait_test 30 = 0 cat /sys/module/sch_tsock/refcnt
+	kmod_unload sch_tsock || rc=1
 	return "$rc"
 }
 
@@ -159,7 +191,7 @@ step_del() {
 }
 
 step_unload() {
-	kvod_unload
+	kvod_unload || return 1
 	echo "kvod.ko unloaded"
 }
 

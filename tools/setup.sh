@@ -14,6 +14,8 @@ STAMP_DIR=${KVOD_STATE_DIR:-/var/lib/kvod-dev}
 # The stamp names this script's content: any change to it reinstalls.
 STAMP=$STAMP_DIR/setup-$(sha256sum "$0" | cut -c1-16)
 BPO=/etc/apt/sources.list.d/kvod-bookworm-backports.sources
+VENV=/opt/kvod-venv
+VNG_VERSION=1.42
 
 APT_PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev kmod cpio
@@ -47,7 +49,9 @@ fi
 echo "kvod setup: installing build and test dependencies" >&2
 export DEBIAN_FRONTEND=noninteractive
 
-if ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
+# An enabled entry only: a commented-out line names the suite too.
+if ! grep -rqs '^[^#]*bookworm-backports' /etc/apt/sources.list \
+	/etc/apt/sources.list.d/; then
 	$SUDO tee "$BPO" >/dev/null <<'SRC'
 Types: deb
 URIs: http://deb.debian.org/debian
@@ -74,17 +78,15 @@ if [ ! -d /usr/src/linux-source-6.12 ]; then
 	$SUDO tar -C /usr/src -xf /usr/src/linux-source-6.12.tar.xz
 fi
 
-# virtme-ng boots the Debian kernel with the host's root filesystem.
+# virtme-ng boots the Debian kernel with the host's root filesystem. It
+# goes into a venv of its own: Debian's python3 refuses pip installs into
+# the system (PEP 668: /usr/lib/python3.11/EXTERNALLY-MANAGED). Pinned to
+# the version the suite runs on (tools/vm-run edits its QEMU arguments).
 if ! command -v vng >/dev/null; then
-	$SUDO python3 -m pip install -q --root-user-action=ignore \
-		'virtme-ng>=1.30' 2>/dev/null ||
-		$SUDO python3 -m pip install -q 'virtme-ng>=1.30'
-fi
-if ! command -v vng >/dev/null; then
-	# pyenv and friends put console scripts outside root's PATH.
-	bin=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
-	$SUDO ln -sf "$bin/vng" /usr/local/bin/vng
-	$SUDO ln -sf "$bin/virtme-run" /usr/local/bin/virtme-run 2>/dev/null || true
+	$SUDO /usr/bin/python3 -m venv "$VENV"
+	$SUDO "$VENV/bin/pip" install -q "virtme-ng==$VNG_VERSION"
+	$SUDO ln -sf "$VENV/bin/vng" /usr/local/bin/vng
+	$SUDO ln -sf "$VENV/bin/virtme-run" /usr/local/bin/virtme-run
 fi
 
 # nginx is a benchmark peer, never a service on this machine.
