@@ -36,16 +36,22 @@ clients() {
 }
 
 # reap: wait for every client; $wrong counts outputs that are neither
-# byte-exact nor from a client that reported an error.
+# byte-exact nor from a client that reported an error (exit status 1),
+# and clients that died of a signal (a crash is no error report).
 reap() {
-	local p i=0
+	local p i=0 rc
 
 	wrong=0
 	for p in "${pids[@]}"; do
 		i=$((i + 1))
-		if wait "$p"; then
+		wait "$p"
+		rc=$?
+		if [ "$rc" = 0 ]; then
 			[ "$(sha256sum <"$RDMA_TMP/out.$i")" = "$want" ] ||
 				wrong=$((wrong + 1))
+		elif [ "$rc" -gt 128 ]; then
+			ktap_print_msg "client $i died of signal $((rc - 128))"
+			wrong=$((wrong + 1))
 		fi
 	done
 	pids=()
