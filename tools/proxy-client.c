@@ -153,6 +153,15 @@ static int resolve_range(const struct http_request *req, uint64_t length,
 	}
 }
 
+/* Deregister the registered ring; no READ into it may be in flight. */
+static void ring_unregister(struct client *cl)
+{
+	ibv_dereg_mr(cl->mr);
+	cl->mr = NULL;
+	cl->mr_movie->regs--;
+	cl->mr_movie = NULL;
+}
+
 /*
  * Deregister the ring from the movie it is registered on, if any; no READ
  * into it may be in flight. Frees that movie if that was its last hold.
@@ -163,10 +172,7 @@ static void ring_release(struct client *cl)
 
 	if (!cl->mr)
 		return;
-	ibv_dereg_mr(cl->mr);
-	cl->mr = NULL;
-	cl->mr_movie = NULL;
-	old->regs--;
+	ring_unregister(cl);
 	movie_maybe_free(old);
 }
 
@@ -186,12 +192,8 @@ void client_rings_release(struct pmovie *m)
 	struct client *cl;
 
 	for (cl = m->p->clients; cl; cl = cl->next) {
-		if (cl->mr_movie == m && cl->m != m && !cl->inflight) {
-			ibv_dereg_mr(cl->mr);
-			cl->mr = NULL;
-			cl->mr_movie = NULL;
-			m->regs--;
-		}
+		if (cl->mr_movie == m && cl->m != m && !cl->inflight)
+			ring_unregister(cl);
 	}
 }
 

@@ -388,7 +388,6 @@ void movie_cm_event(struct pmovie *m)
 int64_t movie_tick(struct proxy *p, int64_t now)
 {
 	struct pmovie *m, *next;
-	int64_t wake = INT64_MAX;
 
 	/* A step answers players, which may free other movies: rescan. */
 again:
@@ -400,11 +399,8 @@ again:
 	}
 	for (m = p->movies; m; m = next) {
 		next = m->next;
-		if (m->connecting) {
-			if (kvod_connect_wake(&m->c) < wake)
-				wake = kvod_connect_wake(&m->c);
+		if (m->connecting)
 			continue;
-		}
 		if (!m->dead && !m->users &&
 		    now - m->unused_since >= p->o.linger_s * 1000LL)
 			m->dead = 1;
@@ -417,7 +413,7 @@ again:
 			movie_maybe_free(m);
 		}
 	}
-	return wake;
+	return movie_wake(p);
 }
 
 /* After a batch of events: free what it ended. */

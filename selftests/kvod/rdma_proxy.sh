@@ -23,6 +23,8 @@
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/fetch.sh
+. "$(dirname "$0")/../lib/fetch.sh"
 
 KVOD_PROXY=$KVOD_REPO/tools/kvod-proxy
 # The system interpreter: a pyenv shim costs half a minute per start here.
@@ -268,14 +270,10 @@ turn() {
 	curl -sf --max-time "$(time_limit 300)" -o "$RDMA_TMP/turn$1" \
 		"http://$PROXY3/alpha" && echo "$1" >>"$RDMA_TMP/order"
 }
-# file_len FILE: its length, 0 before it exists.
-file_len() {
-	stat -c %s "$1" 2>/dev/null || echo 0
-}
 turn 1 &
 t1=$!
-wait_test "$(time_limit 60)" -ge "$MiB" file_len "$RDMA_TMP/turn1"
-had=$(file_len "$RDMA_TMP/turn1")
+wait_test "$(time_limit 60)" -ge "$MiB" size_of "$RDMA_TMP/turn1"
+had=$(size_of "$RDMA_TMP/turn1")
 turn 2 &
 wait "$t1" "$!"
 bad=
