@@ -366,6 +366,9 @@ typedef FIXTURE_DATA(fault) fault_t;
  * when it has none), @check verifies a success (NULL: nothing to check).
  * @below is an errno that a layer below kvod returns for a failed
  * allocation, and that kvod cannot tell from the real thing (0: none).
+ * @least is the fewest allocations the call must make (the objects it
+ * creates): a sweep that counts fewer injected nowhere, and tested
+ * nothing. 0 for a call that may make none.
  */
 struct call {
 	const char *name;
@@ -373,6 +376,7 @@ struct call {
 	int (*undo)(fault_t *f);
 	int (*check)(fault_t *f);
 	int below;
+	unsigned int least;
 };
 
 /* Errnos that blame the caller: a failed allocation must not say these. */
@@ -457,6 +461,9 @@ static void sweep(struct __test_metadata *_metadata, fault_t *f,
 		}
 	}
 	ASSERT_GE(SWEEP_MAX, n) TH_LOG("%s: no end to its allocations", c->name);
+	ASSERT_LE(c->least, n - 1)
+		TH_LOG("%s: %u allocations counted, it makes at least %u: no fault injected?",
+		       c->name, n - 1, c->least);
 	ksft_print_msg("%s: %u allocations; %u failed the call, %u absorbed; errnos:",
 		       c->name, n - 1, failed, absorbed);
 	for (i = 0; i < nerr; i++)
@@ -507,14 +514,16 @@ static int check_many(fault_t *f)
 
 TEST_F_TIMEOUT(fault, add_one_chunk, 600)
 {
-	const struct call c = { "ADD (one chunk)", add_one, del_m, check_one, 0 };
+	const struct call c = { "ADD (one chunk)", add_one, del_m, check_one,
+				0, 3 };
 
 	sweep(_metadata, self, &c);
 }
 
 TEST_F_TIMEOUT(fault, add_many_chunks, 600)
 {
-	const struct call c = { "ADD (many chunks)", add_many, del_m, check_many, 0 };
+	const struct call c = { "ADD (many chunks)", add_many, del_m, check_many,
+				0, 7 };
 
 	sweep(_metadata, self, &c);
 }
@@ -533,7 +542,7 @@ static int add_base2(fault_t *f)
 
 TEST_F_TIMEOUT(fault, del, 600)
 {
-	const struct call c = { "DEL", del_base2, add_base2, NULL, 0 };
+	const struct call c = { "DEL", del_base2, add_base2, NULL, 0, 0 };
 
 	sweep(_metadata, self, &c);
 }
@@ -554,8 +563,8 @@ static int stats(fault_t *f)
 
 TEST_F_TIMEOUT(fault, info_and_stats, 600)
 {
-	const struct call i = { "INFO", info, NULL, NULL, 0 };
-	const struct call s = { "STATS", stats, NULL, NULL, 0 };
+	const struct call i = { "INFO", info, NULL, NULL, 0, 0 };
+	const struct call s = { "STATS", stats, NULL, NULL, 0, 0 };
 
 	sweep(_metadata, self, &i);
 	sweep(_metadata, self, &s);
@@ -590,9 +599,9 @@ static int list_pushes(fault_t *f)
 
 TEST_F_TIMEOUT(fault, lists, 600)
 {
-	const struct call m = { "MOVIE_LIST", list_movies, NULL, NULL, 0 };
-	const struct call l = { "LISTENER_LIST", list_listeners, NULL, NULL, 0 };
-	const struct call p = { "PUSH_LIST", list_pushes, NULL, NULL, 0 };
+	const struct call m = { "MOVIE_LIST", list_movies, NULL, NULL, 0, 1 };
+	const struct call l = { "LISTENER_LIST", list_listeners, NULL, NULL, 0, 1 };
+	const struct call p = { "PUSH_LIST", list_pushes, NULL, NULL, 0, 1 };
 
 	sweep(_metadata, self, &m);
 	sweep(_metadata, self, &l);
@@ -717,8 +726,8 @@ static int rdma_addr_off(fault_t *f)
 TEST_F_TIMEOUT(fault, http_listen_unlisten, 600)
 {
 	const struct call on = { "LISTEN http", http_on, http_off,
-				 check_http_on, EADDRINUSE };
-	const struct call off = { "UNLISTEN http", http_off, http_on, NULL, 0 };
+				 check_http_on, EADDRINUSE, 2 };
+	const struct call off = { "UNLISTEN http", http_off, http_on, NULL, 0, 0 };
 
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, http_on(self));
@@ -728,9 +737,9 @@ TEST_F_TIMEOUT(fault, http_listen_unlisten, 600)
 TEST_F_TIMEOUT(fault, rdma_listen_unlisten_any, 600)
 {
 	const struct call on = { "LISTEN rdma 0.0.0.0", rdma_any_on,
-				 rdma_any_off, check_rdma_any, 0 };
+				 rdma_any_off, check_rdma_any, 0, 2 };
 	const struct call off = { "UNLISTEN rdma 0.0.0.0", rdma_any_off,
-				  rdma_any_on, NULL, 0 };
+				  rdma_any_on, NULL, 0, 0 };
 
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, rdma_any_on(self));
@@ -740,9 +749,9 @@ TEST_F_TIMEOUT(fault, rdma_listen_unlisten_any, 600)
 TEST_F_TIMEOUT(fault, rdma_listen_unlisten_addr, 600)
 {
 	const struct call on = { "LISTEN rdma ADDR", rdma_addr_on,
-				 rdma_addr_off, check_rdma_addr, 0 };
+				 rdma_addr_off, check_rdma_addr, 0, 2 };
 	const struct call off = { "UNLISTEN rdma ADDR", rdma_addr_off,
-				  rdma_addr_on, NULL, 0 };
+				  rdma_addr_on, NULL, 0, 0 };
 
 	if (!have_rxe)
 		TH_LOG("no Soft-RoCE: the address has no RDMA device");
@@ -765,8 +774,8 @@ static int push_off(fault_t *f)
 
 TEST_F_TIMEOUT(fault, push_start_stop, 600)
 {
-	const struct call on = { "PUSH_START", push_on, push_off, NULL, 0 };
-	const struct call off = { "PUSH_STOP", push_off, push_on, NULL, 0 };
+	const struct call on = { "PUSH_START", push_on, push_off, NULL, 0, 2 };
+	const struct call off = { "PUSH_STOP", push_off, push_on, NULL, 0, 0 };
 
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, push_on(self));
@@ -833,9 +842,9 @@ static int check_mirrored(fault_t *f)
 TEST_F_TIMEOUT(fault, live_create_del, 600)
 {
 	const struct call on = { "LIVE_CREATE", live_plain, live_del,
-				 check_plain, 0 };
+				 check_plain, 0, 3 };
 	const struct call off = { "DEL of a channel", live_del, live_plain,
-				  NULL, 0 };
+				  NULL, 0, 0 };
 
 	sweep(_metadata, self, &on);
 	ASSERT_EQ(0, live_plain(self));
@@ -845,7 +854,7 @@ TEST_F_TIMEOUT(fault, live_create_del, 600)
 TEST_F_TIMEOUT(fault, live_create_mirrored, 600)
 {
 	const struct call on = { "LIVE_CREATE --rdma", live_mirrored,
-				 live_del, check_mirrored, 0 };
+				 live_del, check_mirrored, 0, 3 };
 
 	sweep(_metadata, self, &on);
 }
@@ -895,7 +904,7 @@ static int check_feed(fault_t *f)
 TEST_F_TIMEOUT(fault, live_feed, 600)
 {
 	const struct call on = { "LIVE_FEED", feed_on, feed_off, check_feed,
-				 0 };
+				 0, 1 };
 
 	ASSERT_EQ(0, live_mirrored(self));
 	sweep(_metadata, self, &on);

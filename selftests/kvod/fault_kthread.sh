@@ -9,7 +9,9 @@
 # $KVOD_FAULT_SECONDS (default 10) each, while HTTP, RDMA and push
 # clients run in loops. A client gets the movie byte-exact, or an error
 # or reject (a push may end early: an exact prefix); none hangs. After
-# each round the server serves byte-exact again with no connection left;
+# each round the server serves byte-exact again with no connection left,
+# and failslab and fail_page_alloc must have failed at least one of kvod's
+# allocations (their count of injected failures: else nothing was tested);
 # kmemleak finds no leak through kvod; and with faults injected into
 # rmmod as well, kvod unloads with clients running and leaves nothing on
 # the RDMA device.
@@ -34,7 +36,7 @@ trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT
 
 ktap_header
 fault_require
-ktap_plan $((2 * ${#PROBS[@]} + 3))
+ktap_plan $((3 * ${#PROBS[@]} + 3))
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start
 "$KVODCTL" listen http 127.0.0.1:8080 || ktap_bail_out "cannot listen on http"
@@ -57,6 +59,11 @@ faults_on() {
 	fault_on fail_page_alloc "$1" min-order=0
 }
 
+# injected: "SLAB PAGE", the failures injected since faults_on.
+injected() {
+	echo "$(fault_injected failslab) $(fault_injected fail_page_alloc)"
+}
+
 # outcomes WORD: runs of every loop that ended in WORD.
 outcomes() {
 	cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx "$1"
@@ -76,10 +83,14 @@ for p in "${PROBS[@]}"; do
 	faults_on "$p"
 	sleep "$FAULT_SECONDS"
 	fault_off
+	read -r slab page < <(injected)
 	race_stop
 	for l in http1 http2 rdma1 rdma2 push1; do
 		ktap_print_msg "$p%: $l: $(race_summary "$l")"
 	done
+	ktap_print_msg "$p%: failed: $slab slab and $page page allocations"
+	check_eq "$p% of kvod's allocations fail: some did" yes \
+		"$( ((slab + page > 0)) && echo yes || echo no)"
 	check_eq "$p% of kvod's allocations fail: no client corrupt or hung" \
 		"0 0" "$(outcomes corrupt) $(outcomes hung)"
 	wait_for 30 idle
@@ -97,10 +108,12 @@ faults_on 50
 race_rmmod 60
 rc=$?
 fault_off
+read -r slab page < <(injected)
 race_stop
-check_eq "rmmod with 50% of kvod's allocations failing succeeds, no client corrupt or hung" \
-	"0 no 0 0" \
-	"$rc $([ -d /sys/module/kvod ] && echo yes || echo no) $(outcomes corrupt) $(outcomes hung)"
+ktap_print_msg "rmmod: failed: $slab slab and $page page allocations"
+check_eq "rmmod with 50% of kvod's allocations failing (some did) succeeds, no client corrupt or hung" \
+	"0 no yes 0 0" \
+	"$rc $([ -d /sys/module/kvod ] && echo yes || echo no) $( ((slab + page > 0)) && echo yes || echo no) $(outcomes corrupt) $(outcomes hung)"
 check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
 	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
 

@@ -12,6 +12,9 @@
 #				ATTR (failslab, fail_page_alloc) fails PROB %
 #				of the allocations with kvod on the stack
 #	fault_off		nothing fails any more
+#	fault_injected ATTR	how many allocations ATTR failed since its
+#				last fault_on (a positive control: a run
+#				that injected nothing tested nothing)
 #	leak_mark, leak_check	kmemleak: note what is reported so far; fail
 #				if a report not noted goes through kvod (the
 #				reports are never cleared: run_guest.sh counts
@@ -75,6 +78,8 @@ kvod_text_range() {
 # the range looks wrong: unfiltered, failures would hit the whole guest.
 FAULT_LO=
 FAULT_HI=
+# fault_on's budget of failures: more than a run can use up.
+FAULT_TIMES=2000000000
 fault_filter() {
 	read -r FAULT_LO FAULT_HI < <(kvod_text_range)
 	if [ -z "$FAULT_LO" ] ||
@@ -97,7 +102,8 @@ fault_on() {
 	fi
 	fault_set "$a" verbose 0
 	fault_set "$a" ignore-gfp-wait N
-	fault_set "$a" times -1
+	# times counts down once per failure injected: fault_injected.
+	fault_set "$a" times "$FAULT_TIMES"
 	fault_set "$a" interval 1
 	fault_set "$a" space 0
 	fault_set "$a" task-filter N
@@ -106,6 +112,12 @@ fault_on() {
 	done
 	echo "kvod-fault: injecting $a $p%" >/dev/kmsg
 	fault_set "$a" probability "$p"
+}
+
+# fault_injected ATTR: failures ATTR injected since its last fault_on
+# (fault_off leaves the count alone).
+fault_injected() {
+	echo $((FAULT_TIMES - $(cat "$FAULT_DIR/$1/times")))
 }
 
 # fault_off: back to the defaults that matter: nothing fails, and

@@ -71,6 +71,7 @@ else
 		>>"$T/dynamic_events" || ktap_bail_out "cannot probe tcp_close"
 	echo >"$T/trace"
 	echo 1 >"$T/events/kvodrel/close/enable"
+	echo 1 >"$T/tracing_on"	# a program before may have left it off
 fi
 
 http_setup
@@ -169,11 +170,13 @@ if [ "$traced" = yes ]; then
 	echo 0 >"$T/events/kvodrel/close/enable"
 	grep -o '[a-z][a-z]=0x[0-9a-f]*' "$T/trace" | cut -d= -f2 | sort -u \
 		>"$TMP/ptrs"
-	ktap_print_msg "$(grep -c 'close:' "$T/trace") tcp_close() calls traced"
+	closes=$(grep -c 'close:' "$T/trace")
+	ktap_print_msg "$closes tcp_close() calls traced"
 	echo >"$T/trace"
 	echo '-:kvodrel/close' >>"$T/dynamic_events"
-	check_eq "no socket reached tcp_close() with a callback of kvod's" "" \
-		"$(grep -Fxf "$TMP/ptrs" "$TMP/kvod.syms" | paste -sd' ')"
+	# Some were traced (the probe works), none of them with kvod's.
+	check_eq "no socket reached tcp_close() with a callback of kvod's" "traced: " \
+		"$( ((closes > 0)) && echo traced || echo "none traced"): $(grep -Fxf "$TMP/ptrs" "$TMP/kvod.syms" | paste -sd' ')"
 else
 	ktap_skip "no socket reached tcp_close() with a callback of kvod's" \
 		"no BTF in this kernel: fprobe events cannot read struct sock"

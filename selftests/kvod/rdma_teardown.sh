@@ -209,8 +209,13 @@ check_eq "and serves byte-exact again" "$want" \
 # freed, so on a slow kernel it made up the fourth of "4 readers" once.
 wait_test "$(time_limit 10)" = 0 rdma_counter active
 readers 4
-check_eq "4 readers connected again, each with its PD" "4 yes" \
-	"$(rdma_counter active) $([ "$(kvod_rdma_objects | head -n1)" -ge 4 ] && echo yes)"
+# Each holds a PD, a QP and its MRs, all listed as kvod's: the positive
+# control of "no kvod PD, MR or QP left" below.
+read -r pds mrs qps < <(kvod_rdma_objects | paste -sd' ')
+ktap_print_msg "kvod's objects with 4 readers: $pds PDs, $mrs MRs, $qps QPs"
+check_eq "4 readers connected again, each with its PD, QP and MRs" "4 yes" \
+	"$(rdma_counter active) $([ "$pds" -ge 4 ] && [ "$mrs" -ge 4 ] &&
+		[ "$qps" -ge 4 ] && echo yes)"
 t0=$(date +%s%N)
 kmsg_mark "rmmod starts"
 bounded "$(time_limit 30)" rmmod kvod

@@ -7,6 +7,7 @@
 #				functions into a cleared 16 MiB buffer;
 #				bails out if the kernel cannot
 #	kvod_trace_off		stop, and leave the tracer as it was found
+#				(no tracer, tracing_on 1 as at boot)
 #	$T			the tracefs directory (trace, trace_marker)
 
 T=/sys/kernel/tracing
@@ -29,4 +30,5 @@ kvod_trace_off() {
 	echo 0 >"$T/tracing_on"
 	echo nop >"$T/current_tracer"
 	echo >"$T/set_ftrace_filter"
+	echo 1 >"$T/tracing_on"
 }

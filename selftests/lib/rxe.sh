@@ -209,8 +209,13 @@ movie_add() {
 }
 
 # kvod_rdma_objects: PDs, MRs and QPs that kvod.ko holds on any device.
+# The restrack names a kernel object after the module that called the
+# verb: kvod for its PDs and MRs, but rdma_cm for a QP made through
+# rdma_create_qp(). kvod is the guest's only kernel user of rdma_cm, and
+# kvod-fetch's QPs are named after their process, so the guest's
+# [rdma_cm] QPs are kvod's.
 kvod_rdma_objects() {
 	rdma resource show pd 2>/dev/null | grep -c '\[kvod\]'
 	rdma resource show mr 2>/dev/null | grep -c '\[kvod\]'
-	rdma resource show qp 2>/dev/null | grep -c '\[kvod\]'
+	rdma resource show qp 2>/dev/null | grep -Ec '\[(kvod|rdma_cm)\]'
 }

@@ -32,7 +32,8 @@ zc_probes_on() {
 }
 
 # zc_probes_off: stop tracing and remove the probes (safe to call twice);
-# removing them empties the trace.
+# removing them empties the trace. tracing_on is left 1, as at boot: a
+# later program's events need it.
 zc_probes_off() {
 	local p
 
@@ -43,6 +44,7 @@ zc_probes_off() {
 		p=${p%% *}
 		echo "-:${p#r:}" >>"$ZC_T/kprobe_events"
 	done
+	echo 1 >"$ZC_T/tracing_on"
 }
 
 # zc_sums: stop tracing; print "SENT SPLICED CSENT CSPLICED" from the
