@@ -83,11 +83,16 @@ kernel_log_lines() {
 	dmesg 2>/dev/null | wc -l
 }
 
-# kmemleak_count: unreferenced objects kmemleak reports after a scan.
-# One scan per program (35 s or more on the debug kernel); tools/vm-run
-# scans twice more at the end, which catches what one scan missed.
+# kmemleak_count: unreferenced objects kmemleak reports after a scan,
+# or "off" if it refuses to scan (it turned itself off: no leak would be
+# seen from then on). One scan per program (35 s or more on the debug
+# kernel); tools/vm-run scans twice more at the end, which catches what
+# one scan missed.
 kmemleak_count() {
-	echo scan >"$KMEMLEAK" 2>/dev/null || return 0
+	if ! echo scan >"$KMEMLEAK" 2>/dev/null; then
+		echo off
+		return
+	fi
 	grep -c '^unreferenced object' "$KMEMLEAK" || true
 }
 
@@ -106,7 +111,14 @@ health_after() {
 	fi
 	if [ -w "$KMEMLEAK" ]; then
 		leaks=$(kmemleak_count)
-		if ((leaks > LEAKS_SEEN)); then
+		if [ "$leaks" = off ]; then
+			# Once: the programs after it would only say it again.
+			if [ "$LEAKS_SEEN" != off ]; then
+				echo "kmemleak: the scan after $name was refused (kmemleak is off)"
+				LEAKS_SEEN=off
+				rc=1
+			fi
+		elif ((leaks > LEAKS_SEEN)); then
 			grep -A12 '^unreferenced object' "$KMEMLEAK" | head -n 40 |
 				sed 's/^/# kmemleak: /'
 			echo "kmemleak: $((leaks - LEAKS_SEEN)) new unreferenced object(s) after $name"

@@ -46,6 +46,7 @@ BAD=(
 	'watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [kvod-tx:99]'
 	'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:'
 	'unreferenced object 0xffff888003f6c000 (size 64):'
+	'kmemleak: Kernel memory leak detector disabled'
 	'Kernel panic - not syncing: Fatal exception'
 )
 

@@ -6,8 +6,9 @@
 # failslab and fail_page_alloc (every order, sleeping allocations too)
 # fail a share of the allocations made with kvod's code on the stack, for
 # each probability of $KVOD_FAULT_PROBS (default "1 10 50 100"), for
-# $KVOD_FAULT_SECONDS (default 10) each, while HTTP, RDMA and push
-# clients run in loops. A client gets the movie byte-exact, or an error
+# $KVOD_FAULT_SECONDS (default 10) each and on until one did, while HTTP,
+# RDMA and push clients run in loops (each has ended a run before faults
+# go on). A client gets the movie byte-exact, or an error
 # or reject (a push may end early: an exact prefix); none hangs. After
 # each round the server serves byte-exact again with no connection left,
 # and failslab and fail_page_alloc must have failed at least one of kvod's
@@ -64,6 +65,35 @@ injected() {
 	echo "$(fault_injected failslab) $(fault_injected fail_page_alloc)"
 }
 
+# some_injected: at least one allocation failed since faults_on.
+some_injected() {
+	local slab page
+
+	read -r slab page < <(injected)
+	((slab + page > 0))
+}
+
+# running: every loop has ended a run since the round emptied its
+# outcomes: they all cycle, so kvod is at work when faults go on.
+running() {
+	local l
+
+	for l in http1 http2 rdma1 rdma2 push1; do
+		[ -s "$RACE_TMP/$l.out" ] || return 1
+	done
+}
+
+# inject PROB: PROB % of kvod's allocations fail for $FAULT_SECONDS, and
+# on until one did (bounded): on a slow guest a client's run takes longer
+# than the window, which then held none of kvod's work (the debug kernel,
+# beside other guests: "50%: failed: 0 slab and 0 page allocations").
+inject() {
+	faults_on "$1"
+	sleep "$FAULT_SECONDS"
+	wait_for "$(time_limit 60)" some_injected
+	fault_off
+}
+
 # outcomes WORD: runs of every loop that ended in WORD.
 outcomes() {
 	cat "$RACE_TMP"/*.out 2>/dev/null | grep -cx "$1"
@@ -80,9 +110,8 @@ idle() {
 for p in "${PROBS[@]}"; do
 	rm -f "$RACE_TMP"/*.out "$RACE_TMP"/*.err
 	clients
-	faults_on "$p"
-	sleep "$FAULT_SECONDS"
-	fault_off
+	wait_for "$(time_limit 120)" running
+	inject "$p"
 	read -r slab page < <(injected)
 	race_stop
 	for l in http1 http2 rdma1 rdma2 push1; do
@@ -103,7 +132,7 @@ leak_check "no leak through kvod after the sweep (kmemleak)"
 # rmmod with clients running and allocations failing.
 rm -f "$RACE_TMP"/*.out
 clients
-sleep 3
+wait_for "$(time_limit 120)" running
 faults_on 50
 race_rmmod 60
 rc=$?

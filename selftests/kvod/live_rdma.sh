@@ -28,16 +28,22 @@
 . "$(dirname "$0")/live_lib.bash"
 
 # play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check (with
-# $CHECK_ARGS), in the background; results in $RDMA_TMP/TAG.check and
-# TAG.fetch (its summary).
+# $CHECK_ARGS), in the background, killed after $PLAY_TIMEOUT seconds if
+# set; results in $RDMA_TMP/TAG.check, TAG.fetch (its summary) and
+# TAG.rc (kvod-fetch's exit status: 0 for a channel that ended).
 play() {
-	local name=$1 tag=$2
+	local name=$1 tag=$2 limit=()
 
 	shift 2
+	[ -z "${PLAY_TIMEOUT:-}" ] || limit=(timeout "$PLAY_TIMEOUT")
 	# shellcheck disable=SC2086 # CHECK_ARGS is a list of words
-	{ "$KVOD_FETCH" "$@" "$RDMA_URL/$name" 2>"$RDMA_TMP/$tag.fetch" |
-		"${LT[@]}" check --ppc $PPC ${CHECK_ARGS:-} \
-			>"$RDMA_TMP/$tag.check"; } &
+	{
+		"${limit[@]}" "$KVOD_FETCH" "$@" "$RDMA_URL/$name" \
+			2>"$RDMA_TMP/$tag.fetch" |
+			"${LT[@]}" check --ppc $PPC ${CHECK_ARGS:-} \
+				>"$RDMA_TMP/$tag.check"
+		echo "${PIPESTATUS[0]}" >"$RDMA_TMP/$tag.rc"
+	} &
 }
 
 # burst NAME TAG SECONDS: once the reader TAG started, 3000 packets into
@@ -105,7 +111,8 @@ check_eq "an RDMA reader from the first chunk: every packet, whole, in order" \
 	"0 7999 0 0 0" "$(fields "$r" first last torn gaps backwards)"
 check_eq "... 500 chunks, none skipped" "500 0" \
 	"$(summary all chunks) $(summary all skipped)"
-check_eq "DEL ended it" 0 "$(grep -c 'error\|failed' "$RDMA_TMP/all.fetch")"
+check_eq "DEL ended it: the reader exits 0, and says nothing failed" "0 0" \
+	"$(cat "$RDMA_TMP/all.rc") $(grep -ci 'error\|fail\|disconnect' "$RDMA_TMP/all.fetch")"
 if rdma_iwarp; then
 	check_eq "... over iWARP it polls: kvod-fetch asks for no notes there" \
 		"0 0 0" "$(summary all notes) $(rdma_counter notes) $(grep -c ', with notes' "$RDMA_TMP/all.fetch")"
@@ -178,10 +185,8 @@ else
 		ktap_bail_out "cannot create channel tve"
 	echo none >"$RDMA_TMP/end.last"
 	# Bounded: only the end note ends this reader.
-	{ timeout "$(time_limit 300)" "$KVOD_FETCH" --note-wait 3600000 \
-		"$RDMA_URL/tve" 2>"$RDMA_TMP/end.fetch" |
-		"${LT[@]}" check --ppc $PPC --progress "$RDMA_TMP/end.last" \
-			>"$RDMA_TMP/end.check"; } &
+	PLAY_TIMEOUT=$(time_limit 300) CHECK_ARGS="--progress $RDMA_TMP/end.last" \
+		play tve end --note-wait 3600000
 	wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/end.fetch"
 	live_feed tve $((50 * PPC))
 	wait_test "$(time_limit 60)" = $((50 * PPC - 1)) cat "$RDMA_TMP/end.last"
@@ -194,8 +199,8 @@ else
 	wait
 	r=$(cat "$RDMA_TMP/end.check")
 	ktap_print_msg "reader: $r" "$(cat "$RDMA_TMP/end.fetch")"
-	check_eq "$t" "0 $((70 * PPC - 1)) 0 0 0 0; 20 dropped, 0 left to drop" \
-		"$(fields "$r" first last torn gaps backwards) $(summary end skipped); $(($(rdma_counter notes_dropped) - dropped0)) dropped, $undropped left to drop"
+	check_eq "$t" "0 $((70 * PPC - 1)) 0 0 0 0; 20 dropped, 0 left to drop; exit 0" \
+		"$(fields "$r" first last torn gaps backwards) $(summary end skipped); $(($(rdma_counter notes_dropped) - dropped0)) dropped, $undropped left to drop; exit $(cat "$RDMA_TMP/end.rc")"
 fi
 
 # --- The delay from writer to RDMA reader ------------------------------
@@ -383,9 +388,7 @@ BIG=11155	# packets: a chunk of 2097140 bytes
 "$KVODCTL" live create big --rdma --chunk $((BIG * 188)) --chunks 4 ||
 	ktap_bail_out "cannot create channel big"
 echo none >"$RDMA_TMP/big.last"
-{ "$KVOD_FETCH" --depth 1 "$RDMA_URL/big" 2>"$RDMA_TMP/big.fetch" |
-	"${LT[@]}" check --ppc "$BIG" --progress "$RDMA_TMP/big.last" \
-		>"$RDMA_TMP/big.check"; } &
+PPC=$BIG CHECK_ARGS="--progress $RDMA_TMP/big.last" play big big --depth 1
 wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/big.fetch"
 live_feed big $((3 * BIG))
 wait_test "$(time_limit 60)" = $((3 * BIG - 1)) cat "$RDMA_TMP/big.last"
@@ -394,8 +397,8 @@ wait
 r=$(cat "$RDMA_TMP/big.check")
 ktap_print_msg "--depth 1 reader: $r" "$(cat "$RDMA_TMP/big.fetch")"
 check_eq "--depth 1 on chunks near 2 MiB (3 segments a slot over siw): 3 chunks, every packet, whole, in order, no error" \
-	"3 0 $((3 * BIG - 1)) 0 0 0 0" \
-	"$(summary big chunks) $(fields "$r" first last torn gaps backwards) $(grep -c 'error\|outstanding\|failed' "$RDMA_TMP/big.fetch")"
+	"3 0 $((3 * BIG - 1)) 0 0 0 0 exit 0" \
+	"$(summary big chunks) $(fields "$r" first last torn gaps backwards) $(grep -ci 'error\|outstanding\|fail\|disconnect' "$RDMA_TMP/big.fetch") exit $(cat "$RDMA_TMP/big.rc")"
 
 # --- Refusals ----------------------------------------------------------------
 "$KVODCTL" live create plain --chunk "$CHUNK" --chunks 4 ||

@@ -40,7 +40,7 @@ kvod_load dyndbg=+p || ktap_bail_out "insmod kvod failed"
 # round NPUSH RATE [SLEEP]: a namespace with NPUSH pushes of the 20-packet
 # movie at RATE; delete it SLEEP seconds after starting the last one, or
 # without SLEEP as soon as the last one is off the list. Prints the
-# namespace's inode number and the pushes' ids.
+# namespace's inode number and the pushes' ids. Call next_round first.
 round() {
 	local i inum
 
@@ -59,13 +59,30 @@ round() {
 	ip netns del "$NS"
 }
 
-# released_first INUM IDS...: in the kernel log, every push's release
-# comes before its namespace's pre_exit finished.
+# next_round: mark the kernel log where a round starts. A namespace's
+# inode number is reused once it is freed, so an older namespace's lines
+# must not count for this one (round_log).
+ROUND=0
+next_round() {
+	ROUND=$((ROUND + 1))
+	kmsg_mark "push_netns round $ROUND"
+}
+
+# round_log: the kernel log since the last round started.
+round_log() {
+	dmesg | awk -v m="kvod-selftests: push_netns round $ROUND" '
+		index($0, m) && substr($0, index($0, m) + length(m)) == "" { n = NR }
+		{ line[NR] = $0 }
+		END { for (i = n + 1; n && i <= NR; i++) print line[i] }'
+}
+
+# released_first INUM IDS...: in the kernel log of the last round, every
+# push's release comes before its namespace's pre_exit finished.
 released_first() {
 	local inum=$1 id log ns_line line
 
 	shift
-	log=$(dmesg)
+	log=$(round_log)
 	ns_line=$(grep -n "kvod: netns $inum: pushes released" <<<"$log" |
 		cut -d: -f1 | head -n1)
 	[ -n "$ns_line" ] || { ktap_print_msg "no pre_exit line for $inum"; return 1; }
@@ -79,14 +96,16 @@ released_first() {
 	done
 }
 
-# ns_gone INUM: kvod logged the end of that namespace's pre_exit.
+# ns_gone INUM: kvod logged the end of that namespace's pre_exit, in
+# the last round.
 ns_gone() {
-	dmesg | grep -q "kvod: netns $1: pushes released"
+	round_log | grep -q "kvod: netns $1: pushes released"
 }
 
 # Longer than the guest takes from the last push to pre_exit (about 2 s).
 PARAM=$(kvod_knob push_release_delay_ms)
 check_ok "delay knob set" sh -c "echo 10000 > $PARAM"
+next_round
 out=$(round 4 20M) || ktap_print_msg "round failed: $out"
 inum=$(head -n1 <<<"$out")
 ids=$(tail -n +2 <<<"$out")
@@ -113,6 +132,7 @@ check_ok "delay knob cleared" sh -c "echo 0 > $PARAM"
 fails=0
 for r in $(seq 1 10); do
 	# 20 packets at 400 kbit/s: about half a second each.
+	next_round
 	out=$(round 8 400k "0.$((RANDOM % 8))") || { fails=$((fails + 1)); ktap_print_msg "round $r failed: $out"; }
 	inum=$(head -n1 <<<"$out")
 	# Without kvod's debug lines pre_exit's end is not visible; the

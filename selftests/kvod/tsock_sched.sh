@@ -15,7 +15,7 @@
 . "$(dirname "$0")/tsock_lib.bash"
 
 ktap_header
-ktap_plan 35
+ktap_plan 36
 
 trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
@@ -44,7 +44,17 @@ check_cmp "order across flows: none early" "$(val min_err_us)" ">" -2000
 # Every packet handed over in reverse order of its time.
 stream "-n 30 -t 6000" -m batch -r 50 -n 30 -F 2 -o reverse -D 300
 check_eq "reverse order: in departure order" 1 "$(val in_order)"
-check_eq "reverse order: flows counted" 0 "$(qstat flows)"
+check_eq "reverse order: no flow left counted once drained" 0 "$(qstat flows)"
+
+# The flows gauge counts while packets wait: 2 flows, the first packet
+# 1.5 s ahead (the last within the default horizon of 2 s).
+stream "-n 10 -t 6000" -m batch -r 50 -n 10 -F 2 -D 1500 &
+spid=$!
+held=no
+wait_test "$(time_limit 30)" = 2 qstat flows && held=yes
+wait "$spid"
+check_eq "flows gauge: 2 while two flows wait, 0 once they left" "yes 0" \
+	"$held $(qstat flows)"
 
 # Departure times honoured: 36 packets over 1.75 s (within the default
 # horizon of 2 s), all handed over at once. Without pacing they would all

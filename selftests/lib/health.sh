@@ -31,6 +31,7 @@ HEALTH_PATTERNS=(
 	'soft lockup'
 	'hard LOCKUP'
 	'unreferenced object 0x'
+	'Kernel memory leak detector disabled'
 )
 
 # The kernel's report of a user space program's fault, such as

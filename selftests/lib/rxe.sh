@@ -211,11 +211,16 @@ movie_add() {
 # kvod_rdma_objects: PDs, MRs and QPs that kvod.ko holds on any device.
 # The restrack names a kernel object after the module that called the
 # verb: kvod for its PDs and MRs, but rdma_cm for a QP made through
-# rdma_create_qp(). kvod is the guest's only kernel user of rdma_cm, and
-# kvod-fetch's QPs are named after their process, so the guest's
-# [rdma_cm] QPs are kvod's.
+# rdma_create_qp(); a user space object after its process (kvod-fetch).
+# The guest's only other kernel user of the verbs is ib_core (the MAD
+# layer's PD and QP 1), so every kernel object not ib_core's is kvod's.
+# Counted that way, a PD or MR that outlived rmmod counts too, though
+# the name it points to went with the module.
 kvod_rdma_objects() {
-	rdma resource show pd 2>/dev/null | grep -c '\[kvod\]'
-	rdma resource show mr 2>/dev/null | grep -c '\[kvod\]'
-	rdma resource show qp 2>/dev/null | grep -Ec '\[(kvod|rdma_cm)\]'
+	local kind
+
+	for kind in pd mr qp; do
+		rdma resource show "$kind" 2>/dev/null | grep ' comm \[' |
+			grep -vc ' comm \[ib_core\]'
+	done
 }
