@@ -648,13 +648,20 @@ static bool add_disturbed_once(struct __test_metadata *_metadata, int dev,
 	pid_t pid;
 
 	EXPECT_LE(0, fd);
-	if (fd < 0 || ftruncate(fd, len))
+	if (fd < 0)
 		return false;
+	if (ftruncate(fd, len)) {
+		EXPECT_EQ(0, errno);
+		close(fd);
+		return false;
+	}
 	*ret = -1;
 	pid = fork();
-	EXPECT_LE(0, pid);
-	if (pid < 0)
+	if (pid < 0) {
+		EXPECT_EQ(0, errno);
+		close(fd);
 		return false;
+	}
 	if (!pid) {
 		*ret = kvod_add(dev, "disturbed", fd, 0);
 		_exit(0);

@@ -38,8 +38,9 @@
  *	over iWARP, connect and never send START (nor post READY's RECV):
  *	print "connected: yes" and hold the connection for SECONDS
  *   rdma_client [-p PORT] HOST idle NAME SECONDS FILE
- *	connect, read the table, do nothing for SECONDS, then READ the
- *	movie's first 4 KiB (or less) into FILE: "idle_read: OUTCOME"
+ *	connect, read the table, print "connected: yes", do nothing for
+ *	SECONDS, then READ the movie's first 4 KiB (or less) into FILE:
+ *	"idle_read: OUTCOME"
  *
  * Outcomes are ibv_wc_status_str() texts: "success", "remote access
  * error", ...
@@ -301,6 +302,8 @@ static int cmd_idle(const char *name, int secs, const char *file)
 		return 2;
 	if (open_movie(&c, name))
 		return 1;
+	printf("connected: yes\n");
+	fflush(stdout);
 	sleep(secs);
 	len = c.segs[0].length < 4096 ? c.segs[0].length : 4096;
 	st = try_read(&c, c.segs[0].addr, c.segs[0].rkey, len, &buf, NULL);

@@ -214,8 +214,11 @@ movie_add() {
 # rdma_create_qp(); a user space object after its process (kvod-fetch).
 # The guest's only other kernel user of the verbs is ib_core (the MAD
 # layer's PD and QP 1), so every kernel object not ib_core's is kvod's.
-# Counted that way, a PD or MR that outlived rmmod counts too, though
-# the name it points to went with the module.
+# Not so a PD or MR that outlives rmmod: its name is a string in kvod.ko,
+# and the kernel's dump reads it (nldev.c), so listing it faults. Such a
+# leak is a kernel report (run_guest.sh's health check) and, when the
+# device goes, restrack's warning; this count sees what kvod holds while
+# loaded, and QPs (named by rdma_cm) after.
 kvod_rdma_objects() {
 	local kind
 
