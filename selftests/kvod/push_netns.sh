@@ -61,7 +61,7 @@ round() {
 
 # next_round: mark the kernel log where a round starts. A namespace's
 # inode number is reused once it is freed, so an older namespace's lines
-# must not count for this one (round_log).
+# must not count for this one (round_log: the log since the mark).
 ROUND=0
 next_round() {
 	ROUND=$((ROUND + 1))
@@ -70,10 +70,7 @@ next_round() {
 
 # round_log: the kernel log since the last round started.
 round_log() {
-	dmesg | awk -v m="kvod-selftests: push_netns round $ROUND" '
-		index($0, m) && substr($0, index($0, m) + length(m)) == "" { n = NR }
-		{ line[NR] = $0 }
-		END { for (i = n + 1; n && i <= NR; i++) print line[i] }'
+	kmsg_since "push_netns round $ROUND"
 }
 
 # released_first INUM IDS...: in the kernel log of the last round, every

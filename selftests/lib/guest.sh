@@ -24,3 +24,12 @@ kvod_require_guest() {
 kmsg_mark() {
 	echo "kvod-selftests: $*" >/dev/kmsg 2>/dev/null || true
 }
+
+# kmsg_since TEXT: the kernel log after the last kmsg_mark TEXT (the
+# whole line, so that "round 1" is not "round 10"); nothing without one.
+kmsg_since() {
+	dmesg | awk -v m="kvod-selftests: $*" '
+		index($0, m) && substr($0, index($0, m) + length(m)) == "" { n = NR }
+		{ line[NR] = $0 }
+		END { for (i = n + 1; n && i <= NR; i++) print line[i] }'
+}
