@@ -71,7 +71,6 @@ else
 		>>"$T/dynamic_events" || ktap_bail_out "cannot probe tcp_close"
 	echo >"$T/trace"
 	echo 1 >"$T/events/kvodrel/close/enable"
-	echo 1 >"$T/tracing_on"	# a program before may have left it off
 fi
 
 http_setup

@@ -29,7 +29,7 @@ cleanup() {
 		echo >"$T/set_graph_function"
 		echo 0 >"$T/max_graph_depth"
 		[ -z "${BUF_KB:-}" ] || echo "$BUF_KB" >"$T/buffer_size_kb"
-		echo 1 >"$T/tracing_on"	# as at boot: later programs need it
+		echo 1 >"$T/tracing_on"	# as at boot
 	fi
 	rm -rf "$TMP"
 }

@@ -25,7 +25,7 @@ clients() {
 		movie_clients "$m"
 	done | paste -sd' '
 }
-# trace_off: no tracer, tracing_on 1 as at boot (later programs need it).
+# trace_off: no tracer, tracing_on 1, as at boot.
 trace_off() {
 	echo 0 >"$T/tracing_on"
 	echo 0 >"$T/options/func_stack_trace" 2>/dev/null

@@ -32,8 +32,7 @@ zc_probes_on() {
 }
 
 # zc_probes_off: stop tracing and remove the probes (safe to call twice);
-# removing them empties the trace. tracing_on is left 1, as at boot: a
-# later program's events need it.
+# removing them empties the trace. tracing_on is left 1, as at boot.
 zc_probes_off() {
 	local p
 

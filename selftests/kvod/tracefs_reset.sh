@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The runner puts tracing as at boot before every program
+# (selftests/lib/tracefs.sh, called by run_guest.sh): on the guest's real
+# tracefs, a program's leftovers (tracing off, the function tracer with a
+# filter, graph settings, stack traces, an enabled kprobe and fprobe)
+# are each reported and undone, and an event added afterwards is
+# recorded. Loads no module.
+#
+# timeout: 120
+
+HERE=$(dirname "$0")
+# shellcheck source=selftests/lib/ktap.sh
+. "$HERE/../lib/ktap.sh"
+# shellcheck source=selftests/lib/tracefs.sh
+. "$HERE/../lib/tracefs.sh"
+
+kvod_require_guest
+ktap_header
+
+T=/sys/kernel/tracing
+[ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
+for f in set_ftrace_filter set_graph_function max_graph_depth \
+	options/func_stack_trace kprobe_events dynamic_events; do
+	[ -w "$T/$f" ] || ktap_bail_out "no $T/$f in this kernel"
+done
+ktap_plan 7
+trap 'tracefs_reset >/dev/null' EXIT
+
+# state: what tracefs_reset writes, as at boot: "1 nop 0 0 0 0 0 '' none".
+state() {
+	echo "$(cat "$T/tracing_on") $(cat "$T/current_tracer")" \
+		"$(grep -vc '^#' "$T/set_ftrace_filter")" \
+		"$(grep -vc '^#' "$T/set_graph_function")" \
+		"$(cat "$T/max_graph_depth") $(cat "$T/options/func_stack_trace")" \
+		"$(cat "$T/events/enable") '$(cat "$T/dynamic_events")'" \
+		"$([ -d "$T/events/kvodtr" ] && echo kvodtr || echo none)"
+}
+
+check_eq "the runner left tracing as at boot" "" "$(tracefs_reset)"
+
+# What a program killed while tracing would leave.
+echo 0 >"$T/tracing_on"
+echo vfs_read >"$T/set_ftrace_filter"
+echo function >"$T/current_tracer"
+echo 1 >"$T/options/func_stack_trace"
+echo vfs_read >"$T/set_graph_function"
+echo 2 >"$T/max_graph_depth"
+echo 'p:kvodtr/probe vfs_read' >>"$T/kprobe_events"
+echo 'f:kvodtr/fprobe vfs_write' >>"$T/dynamic_events"
+echo 1 >"$T/events/kvodtr/enable"
+out=$(tracefs_reset)
+rc=$?
+check_eq "each leftover reported" \
+	"tracing_on 0; tracer function; 1 functions filtered; 1 graph functions; max_graph_depth 2; func_stack_trace 1; events of kvodtr enabled; 2 probes" \
+	"$out"
+check_eq "reset with status 0" 0 "$rc"
+check_eq "all undone (the enabled probes removed)" "1 nop 0 0 0 0 0 '' none" \
+	"$(state)"
+check_eq "a second reset finds nothing" "" "$(tracefs_reset)"
+
+# Positive control: after the reset, tracing records.
+echo 'p:kvodtr/probe vfs_read' >>"$T/kprobe_events"
+echo 1 >"$T/events/kvodtr/enable"
+cat /proc/version >/dev/null
+n=$(grep -c ' probe: ' "$T/trace")
+check_ok "an event enabled after the reset is recorded ($n hits)" \
+	test "$n" -gt 0
+check_eq "and reset again" "events of kvodtr enabled; 1 probes" \
+	"$(tracefs_reset)"
+ktap_finish
