@@ -249,11 +249,21 @@ race_cycles() {
 	check_eq "every $what succeeded" 0 "$failed"
 }
 
+# race_readers: how many readers kvod's listed movies have attached now
+# (their active_clients summed; a deleted movie's are not listed).
+race_readers() {
+	"$KVODCTL" list --json 2>/dev/null |
+		jq '[.movies[].active_clients] | add // 0'
+}
+
 # race_rmmod_while CMD...: run CMD again and again in the background
 # (until kvod is gone), rmmod kvod 5 s in (race_rmmod 60), then stop every
-# loop; race_rmmod's status.
+# loop; race_rmmod's status. The rmmod waits (up to time_limit 60) for a
+# client to be attached, and RACE_LOADED says whether one was (yes or
+# no): without one, "none corrupt, none hung" would hold of clients that
+# never reached the server.
 race_rmmod_while() {
-	local rc
+	local rc n
 
 	(
 		while [ ! -e "$RACE_TMP/stop" ] && [ -e /sys/module/kvod ]; do
@@ -262,6 +272,11 @@ race_rmmod_while() {
 	) &
 	RACE_PIDS+=($!)
 	sleep 5
+	wait_test "$(time_limit 60)" -gt 0 race_readers
+	n=$(race_readers)
+	# shellcheck disable=SC2034 # the tests read it
+	RACE_LOADED=$( ((${n:-0} > 0)) && echo yes || echo no)
+	ktap_print_msg "rmmod with $n reader(s) attached"
 	race_rmmod 60
 	rc=$?
 	race_stop

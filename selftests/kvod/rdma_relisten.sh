@@ -7,8 +7,9 @@
 # rdma link del / add while clients connect to a listener bound to the
 # device's address (the listener unbinds and rebinds each time). Every
 # step must return in bounded time, every client must end (byte-exact or
-# with an error), the server must serve byte-exact afterwards, and
-# nothing of kvod may stay on the device. Races: a pass is evidence, and
+# with an error), the listeners must have accepted some of them (the
+# last round of each kind waits for one), the server must serve
+# byte-exact afterwards, and nothing of kvod may stay on the device. Races: a pass is evidence, and
 # the debug kernel (KASAN, lockdep) is what sees a lost one.
 #
 # timeout: 900
@@ -18,7 +19,7 @@
 . "$(dirname "$0")/rdma_lib.bash"
 
 ktap_header
-ktap_plan 8
+ktap_plan 10
 rdma_test_start
 
 movie_add film $((3 << 20)) || ktap_bail_out "cannot add a movie"
@@ -57,11 +58,25 @@ reap() {
 	pids=()
 }
 
-slow=0
+# accepted: the listener's accepted connections (0 if it is not there).
+accepted() {
+	local n
+
+	n=$(rdma_counter accepted)
+	echo "${n:-0}"
+}
+
+# Each round's listener is new; the last round waits for a connection
+# before UNLISTEN, so that at least one meets it established. $met sums
+# what each listener accepted before its UNLISTEN.
+slow=0 met=0
 for round in $(seq 10); do
 	pids=()
 	clients 4
 	sleep 0.$((RANDOM % 10))
+	[ "$round" != 10 ] ||
+		wait_test "$(time_limit 30)" -ge 1 accepted
+	met=$((met + $(accepted)))
 	t0=$SECONDS
 	timeout 60 "$KVODCTL" unlisten rdma "$RXE_EP" || slow=$((slow + 1))
 	[ $((SECONDS - t0)) -le 30 ] || slow=$((slow + 1))
@@ -74,15 +89,22 @@ ktap_print_msg "client errors: $(sort "$RDMA_TMP/errs" | uniq -c | tr '\n' ';')"
 check_eq "10 x UNLISTEN/LISTEN under 4 connecting clients: each within 30 s" \
 	0 "$slow"
 check_eq "every client ended, byte-exact or with an error" 0 "$bad"
+check_ok "clients met the listeners ($met accepted before an UNLISTEN)" \
+	test "$met" -gt 0
 check_eq "then serves byte-exact, nothing left active" "$want 0" \
 	"$("$KVOD_FETCH" -q "$RDMA_URL/film" | sha256sum) $(rdma_counter active)"
 
 : >"$RDMA_TMP/errs"
-slow=0 bad=0
+# The listener stays: what it accepted over the rounds, the last one
+# waiting for a connection before the link goes.
+slow=0 bad=0 met=$(accepted)
 for round in $(seq 4); do
 	pids=()
+	r0=$(accepted)
 	clients 3
 	sleep 0.$((RANDOM % 10))
+	[ "$round" != 4 ] ||
+		wait_test "$(time_limit 30)" -gt "$r0" accepted
 	timeout 60 rdma link del "$RXE_DEV" || slow=$((slow + 1))
 	rxe_link_add || slow=$((slow + 1))
 	reap
@@ -93,6 +115,8 @@ ktap_print_msg "client errors: $(sort "$RDMA_TMP/errs" | uniq -c | tr '\n' ';')"
 check_eq "4 x rdma link del/add under connecting clients: no hang, rebinds" \
 	0 "$slow"
 check_eq "every client ended, byte-exact or with an error" 0 "$bad"
+met=$(($(accepted) - met))
+check_ok "clients met the listener ($met accepted)" test "$met" -gt 0
 check_eq "then serves byte-exact" "$want" \
 	"$(timeout 60 "$KVOD_FETCH" -q --timeout 20000 "$RDMA_URL/film" | sha256sum)"
 
