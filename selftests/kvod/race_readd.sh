@@ -76,7 +76,7 @@ clients
 race_rmmod_while readd
 rc=$?
 check_eq "rmmod under load (readers attached) succeeds, clients none corrupt, none hung" \
-	"yes 0 no 0 0" "$RACE_LOADED $rc $(race_after_rmmod)"
+	"yes 0 no 0 0" "$RACE_READERS $rc $(race_after_rmmod)"
 check_eq "no kvod PD, MR or QP left on the device" "0 0 0" \
 	"$(kvod_rdma_objects | tr '\n' ' ' | sed 's/ $//')"
 
