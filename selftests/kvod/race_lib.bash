@@ -249,11 +249,12 @@ race_cycles() {
 	check_eq "every $what succeeded" 0 "$failed"
 }
 
-# race_readers: how many readers kvod's listed movies have attached now
-# (their active_clients summed; a deleted movie's are not listed).
+# race_readers: readers attached now, or a lower bound: the listed
+# movies' active_clients summed, plus one per zombie (a deleted movie
+# still held, by at least one reader; its own count is not listed).
 race_readers() {
 	"$KVODCTL" list --json 2>/dev/null |
-		jq '[.movies[].active_clients] | add // 0'
+		jq '([.movies[].active_clients] | add // 0) + .stats.zombies'
 }
 
 # race_rmmod_while CMD...: run CMD again and again in the background
