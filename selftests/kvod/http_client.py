@@ -50,8 +50,9 @@ only. It speaks no kvod ioctl: the tests use kvodctl for that. Commands
                                              (still open at --give-up), or
                                              "cut"/"corrupt", then the bytes
                                              and seconds
-  refused HOST PORT N                        open N connections at once, send
-                                             nothing; print how many got a 503
+  refused HOST PORT N [CMD]                  open N connections at once, send
+                                             nothing, run the shell command CMD
+                                             if given; print how many got a 503
                                              and how many were closed unanswered
 """
 import fcntl
@@ -60,6 +61,7 @@ import random
 import select
 import socket
 import struct
+import subprocess
 import sys
 import termios
 import time
@@ -453,8 +455,10 @@ def reader_main(host, port, name, path, *opts):
     return 0
 
 
-def refused(host, port, n):
+def refused(host, port, n, cmd=None):
     socks = [connect(host, port, timeout=60) for _ in range(int(n))]
+    if cmd is not None:
+        subprocess.run(cmd, shell=True, check=True)
     got = {"503": 0, "none": 0, "other": 0}
     for s in socks:
         buf = b""

@@ -249,12 +249,15 @@ race_cycles() {
 	check_eq "every $what succeeded" 0 "$failed"
 }
 
-# race_readers: readers attached now, or a lower bound: the listed
-# movies' active_clients summed, plus one per zombie (a deleted movie
-# still held, by at least one reader; its own count is not listed).
+# race_readers: clients kvod serves now, as it counts them: the listed
+# movies' readers (active_clients), the listeners' open connections
+# (which include the readers of deleted movies, not listed) and the
+# pushes, summed.
 race_readers() {
 	"$KVODCTL" list --json 2>/dev/null |
-		jq '([.movies[].active_clients] | add // 0) + .stats.zombies'
+		jq '([.movies[].active_clients] | add // 0) +
+			([.listeners[].counters.active] | add // 0) +
+			(.pushes | length)'
 }
 
 # race_rmmod_while CMD...: run CMD again and again in the background
