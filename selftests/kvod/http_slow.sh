@@ -157,9 +157,10 @@ check_eq "... and counts a timeout" 1 "$(($(http_counter timeouts) - to0))"
 
 # Item 10: past the 503 slack (64 answers in flight), connections are
 # closed unanswered; before the fix they kept the listener's callbacks.
-# A refusal lasts from its accept until its 2 s linger ends (an error
-# answer's deadline runs from the answer, kmod/http.c), so more than 64
-# must be accepted within 2 s; 150 connects one after another came
+# A refusal lasts from its accept until the client closes or its 2 s
+# linger ends (an error answer's deadline runs from the answer,
+# kmod/http.c); the client closes none before it reads, so more than 64
+# must be accepted within 2 s. 150 connects one after another came
 # slower than that on the debug kernel (149 answered, none dropped). So
 # the client's packets to the port, all but its SYNs, wait in a plug
 # band on lo until every connect is done (a connect completes at the
@@ -176,7 +177,8 @@ hold_acks() {
 trap 'tc qdisc del dev lo root 2>/dev/null; http_cleanup' EXIT
 hold_acks || ktap_bail_out "cannot hold packets on lo"
 echo 1 >"$P/http_max_conns"
-# Once connected: count what waits (the plug's backlog, "150p"), let go.
+# Once connected: count what waits (the plug's backlog, "150p" or more
+# with the ACKs of retransmitted SYN-ACKs), let go.
 release="tc -s qdisc show dev lo handle 30: |
 	awk '/backlog/ { sub(/p\$/, \"\", \$3); print \$3 }' >$TMP/held &&
 	tc qdisc change dev lo parent 1:3 handle 30: plug release_indefinite"
