@@ -17,9 +17,9 @@
 # Each program loads the modules it needs and should unload them. Before
 # each one, and after the last, we rmmod whatever of $KVOD_MODULES
 # (default "sch_tsock kvod") is still loaded, and say so in a "# runner:"
-# line: a leftover is the previous program's bug. Tracing is put as at
-# boot before each one too (lib/tracefs.sh), with a "# runner:" line
-# saying what was left.
+# line: a leftover is the previous program's bug. Tracing and lo's qdisc
+# are put as at boot before each one too (lib/tracefs.sh,
+# lib/lo_reset.sh), with a "# runner:" line saying what was left.
 #
 # Exit status: 0 if every program passed or skipped, 1 otherwise; 4 when
 # not inside a tools/vm-run guest (this script unloads modules).
@@ -35,6 +35,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib/health.sh"
 # shellcheck source=selftests/lib/tracefs.sh
 . "$HERE/lib/tracefs.sh"
+# shellcheck source=selftests/lib/lo_reset.sh
+. "$HERE/lib/lo_reset.sh"
 
 if ! kvod_in_guest; then
 	echo "run_guest.sh: refusing to run outside a tools/vm-run guest; use tools/run-tests" >&2
@@ -66,10 +68,10 @@ unload_leftovers() {
 }
 
 # shellcheck disable=SC2317 # run_suite calls it
-# before_test NAME: also puts tracing as at boot (lib/tracefs.sh), saying
-# in a "# runner:" line what the programs before had left, and marks the
-# program's start in the kernel log, so that the console's timestamps say
-# when each program ran.
+# before_test NAME: also puts tracing and lo's qdisc as at boot
+# (lib/tracefs.sh, lib/lo_reset.sh), saying in a "# runner:" line what
+# the programs before had left, and marks the program's start in the
+# kernel log, so that the console's timestamps say when each program ran.
 before_test() {
 	local left
 
@@ -78,6 +80,8 @@ before_test() {
 		echo "# runner: could not reset tracing before $1"
 	fi
 	[ -z "$left" ] || echo "# runner: tracing as left before $1: $left; reset"
+	left=$(lo_reset)
+	[ -z "$left" ] || echo "# runner: lo had a $left qdisc before $1; removed"
 	kmsg_mark "$1 starts"
 }
 

@@ -5,7 +5,7 @@
 # run_guest.sh calls before every program, on made-up tracefs
 # directories: what it reports left, and what it writes. The real
 # tracefs's side (enabled probes removed, events recorded after) is
-# tested in a guest by selftests/kvod/tracefs_reset.sh. Loads nothing.
+# tested in a guest by selftests/kvod/runner_reset.sh. Loads nothing.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)

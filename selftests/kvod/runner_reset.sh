@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The runner puts tracing as at boot before every program
-# (selftests/lib/tracefs.sh, called by run_guest.sh): on the guest's real
-# tracefs, a program's leftovers (tracing off, the function tracer with a
-# filter, graph settings, stack traces, an enabled kprobe and fprobe)
-# are each reported and undone, and an event added afterwards is
-# recorded. Loads no module.
+# The runner puts tracing and lo's qdisc as at boot before every program
+# (selftests/lib/tracefs.sh and lo_reset.sh, called by run_guest.sh): on
+# the guest's real tracefs, a program's leftovers (tracing off, the
+# function tracer with a filter, graph settings, stack traces, an enabled
+# kprobe and fprobe) are each reported and undone, and an event added
+# afterwards is recorded; a plug left on lo, holding every packet, is
+# removed and traffic flows again. Loads no module.
 #
 # timeout: 120
 
@@ -15,6 +16,8 @@ HERE=$(dirname "$0")
 . "$HERE/../lib/ktap.sh"
 # shellcheck source=selftests/lib/tracefs.sh
 . "$HERE/../lib/tracefs.sh"
+# shellcheck source=selftests/lib/lo_reset.sh
+. "$HERE/../lib/lo_reset.sh"
 
 kvod_require_guest
 ktap_header
@@ -25,8 +28,8 @@ for f in set_ftrace_filter set_graph_function max_graph_depth \
 	options/func_stack_trace kprobe_events dynamic_events; do
 	[ -w "$T/$f" ] || ktap_bail_out "no $T/$f in this kernel"
 done
-ktap_plan 7
-trap 'tracefs_reset >/dev/null' EXIT
+ktap_plan 10
+trap 'tracefs_reset >/dev/null; lo_reset >/dev/null' EXIT
 
 # state: what tracefs_reset writes, as at boot: "1 nop 0 0 0 0 0 '' none".
 state() {
@@ -72,4 +75,33 @@ check_ok "an event enabled after the reset is recorded ($n hits)" \
 	test "$n" -gt 0
 check_eq "and reset again" "tracing_on 0; events of kvodtr enabled; 1 probes" \
 	"$(tracefs_reset)"
+
+# lo: what a program killed while it held lo's packets would leave.
+# ping_lo: a TCP connection over lo, to a listener of its own, within 2 s.
+ping_lo() {
+	/usr/bin/python3 -S -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+socket.create_connection(s.getsockname(), timeout=2)' 2>/dev/null
+}
+check_eq "the runner left lo without a qdisc" "" "$(lo_reset)"
+# A plug under every band of a prio qdisc: nothing leaves lo.
+if ! tc qdisc add dev lo root handle 1: prio; then
+	ktap_print_msg "cannot add prio on lo"
+fi
+for b in 1 2 3; do
+	tc qdisc add dev lo parent "1:$b" handle "${b}0:" plug limit 1000000 ||
+		ktap_print_msg "cannot add a plug on lo"
+done
+held=no flows=no
+ping_lo || held=yes
+out=$(lo_reset)
+if ping_lo; then
+	flows=yes
+fi
+check_eq "a plug on lo held traffic, was removed, traffic flows" \
+	"yes prio yes" "$held $out $flows"
+check_eq "lo is as at boot" noqueue \
+	"$(tc qdisc show dev lo root | awk 'NR == 1 { print $2 }')"
 ktap_finish
