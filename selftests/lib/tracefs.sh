@@ -8,48 +8,59 @@
 # buffer left off, or a function tracer left on, would count nothing, or
 # too much.
 
+# tf_count FILE: set TF_N to the lines of FILE that are not comments
+# (0 if it cannot be read).
+tf_count() {
+	local l=
+
+	TF_N=0
+	[ -r "$1" ] || return 0
+	while IFS= read -r l || [ -n "$l" ]; do
+		[[ -z $l || $l == \#* ]] || TF_N=$((TF_N + 1))
+	done <"$1"
+}
+
 # tracefs_reset [DIR]: put the tracefs at DIR (/sys/kernel/tracing) as
 # the kernel boots it: no tracer, no function filter or graph function,
 # no graph depth limit, no stack traces, no event enabled, no probe, an
-# empty buffer, tracing on (the buffer's size is left). Prints what was otherwise,
-# "; "-separated (nothing if it was as at boot or is not mounted).
-# Returns 1 if a file could not be written.
+# empty buffer, tracing on (the buffer's size is left). Prints what was
+# otherwise, "; "-separated (nothing if it was as at boot or is not
+# mounted). Returns 1 if a file could not be written. It reads with
+# builtins only: it runs before every program, and a process per file
+# (a hundred event groups) took minutes on the debug kernel.
 tracefs_reset() {
-	local t=${1:-/sys/kernel/tracing} v g probes rc=0
+	local t=${1:-/sys/kernel/tracing} v e g probes rc=0
 	local -a found=()
 
 	[ -d "$t/events" ] || return 0
-	v=$(cat "$t/tracing_on")
+	read -r v <"$t/tracing_on"
 	[ "$v" = 1 ] || found+=("tracing_on $v")
-	v=$(cat "$t/current_tracer")
+	read -r v <"$t/current_tracer"
 	[ "$v" = nop ] || found+=("tracer $v")
-	if [ -r "$t/set_ftrace_filter" ]; then
-		v=$(grep -vc '^#' "$t/set_ftrace_filter" || true)
-		[ "$v" = 0 ] || found+=("$v functions filtered")
-	fi
-	if [ -r "$t/set_graph_function" ]; then
-		v=$(grep -vc '^#' "$t/set_graph_function" || true)
-		[ "$v" = 0 ] || found+=("$v graph functions")
-	fi
+	tf_count "$t/set_ftrace_filter"
+	[ "$TF_N" = 0 ] || found+=("$TF_N functions filtered")
+	tf_count "$t/set_graph_function"
+	[ "$TF_N" = 0 ] || found+=("$TF_N graph functions")
 	if [ -r "$t/max_graph_depth" ]; then
-		v=$(cat "$t/max_graph_depth")
+		read -r v <"$t/max_graph_depth"
 		[ "$v" = 0 ] || found+=("max_graph_depth $v")
 	fi
 	if [ -r "$t/options/func_stack_trace" ]; then
-		v=$(cat "$t/options/func_stack_trace")
+		read -r v <"$t/options/func_stack_trace"
 		[ "$v" = 0 ] || found+=("func_stack_trace $v")
 	fi
 	v=
 	for g in "$t"/events/*/enable; do
-		[ "$(cat "$g")" = 0 ] || v+=" ${g%/enable}"
+		read -r e <"$g"
+		[ "$e" = 0 ] || v+=" ${g%/enable}"
 	done
 	[ -z "$v" ] || found+=("events of${v//$t\/events\//} enabled")
 	# Every kind of probe (kprobe, fprobe, uprobe) is a dynamic event;
 	# a kernel without dynamic_events has kprobe_events only.
 	probes=$t/dynamic_events
 	[ -e "$probes" ] || probes=$t/kprobe_events
-	v=$(grep -c . "$probes" || true)
-	[ "$v" = 0 ] || found+=("$v probes")
+	tf_count "$probes"
+	[ "$TF_N" = 0 ] || found+=("$TF_N probes")
 
 	# Off first; events off before their kprobes go (an enabled one
 	# cannot be removed); the tracer before its filter.
