@@ -102,6 +102,5 @@ if ping_lo; then
 fi
 check_eq "a plug on lo held traffic, was removed, traffic flows" \
 	"yes prio yes" "$held $out $flows"
-check_eq "lo is as at boot" noqueue \
-	"$(tc qdisc show dev lo root | awk 'NR == 1 { print $2 }')"
+check_eq "lo is as at boot" noqueue "$(lo_qdisc)"
 ktap_finish

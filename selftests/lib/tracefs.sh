@@ -52,9 +52,10 @@ tracefs_reset() {
 	v=
 	for g in "$t"/events/*/enable; do
 		read -r e <"$g"
-		[ "$e" = 0 ] || v+=" ${g%/enable}"
+		g=${g%/enable}
+		[ "$e" = 0 ] || v+=" ${g##*/}"
 	done
-	[ -z "$v" ] || found+=("events of${v//$t\/events\//} enabled")
+	[ -z "$v" ] || found+=("events of$v enabled")
 	# Every kind of probe (kprobe, fprobe, uprobe) is a dynamic event;
 	# a kernel without dynamic_events has kprobe_events only.
 	probes=$t/dynamic_events
