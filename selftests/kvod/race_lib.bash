@@ -263,6 +263,14 @@ race_readers() {
 			(.pushes | length)'
 }
 
+# race_serve_pause: the pause a cycle of race_rmmod_while's command ends
+# with, a second or two (four or five on the debug kernel, by time_limit),
+# so that clients connect and read before the next cycle: back to back,
+# relinks, re-adds and relistens left no client served in the whole wait.
+race_serve_pause() {
+	sleep "$(time_limit 1).$((RANDOM % 10))"
+}
+
 # race_rmmod_while CMD...: run CMD again and again in the background
 # (until kvod is gone), rmmod kvod 5 s in (race_rmmod 60), then stop every
 # loop; race_rmmod's status. The rmmod waits (up to time_limit 60) for a

@@ -100,13 +100,12 @@ relink() {
 	fi
 }
 
-# relink_then_serve: relink, then the device stays a second or two, so
-# that clients connect and read before the next del (back to back, the
-# rmmod below found no reader attached in 60 s on rxe).
+# relink_then_serve: relink, then the device stays for race_serve_pause
+# (back to back, the rmmod below found no reader attached in 60 s on rxe).
 # shellcheck disable=SC2317 # race_rmmod_while calls it
 relink_then_serve() {
 	relink
-	sleep "1.$((RANDOM % 10))"
+	race_serve_pause
 }
 
 clients

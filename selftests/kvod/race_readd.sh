@@ -72,11 +72,12 @@ check_eq "one movie left, no deleted one still resident" "1 0" \
 
 # rmmod with every kind of client running and the name being re-added.
 # Back to back, the re-adds left the name absent nearly all the time and
-# no client was found served in 60 s: each version stays a second or two.
+# no client was found served in 60 s: each version stays for
+# race_serve_pause.
 # shellcheck disable=SC2317 # race_rmmod_while calls it
 readd_then_serve() {
 	readd
-	sleep "1.$((RANDOM % 10))"
+	race_serve_pause
 }
 rm -f "$RACE_TMP"/*.out
 clients
