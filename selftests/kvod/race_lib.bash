@@ -271,6 +271,29 @@ race_serve_pause() {
 	sleep "$(time_limit 1).$((RANDOM % 10))"
 }
 
+# race_no_readers: what the client loops did while race_rmmod_while waited
+# in vain for a reader: each loop's verdicts so far and the clients' most
+# frequent error lines, and the listeners' counters, so that a failed
+# check tells why.
+race_no_readers() {
+	local f
+
+	ktap_print_msg "listeners: $("$KVODCTL" list --json 2>&1 |
+		jq -c '[.listeners[] | {proto, counters}]' 2>&1)"
+	for f in "$RACE_TMP"/*.out; do
+		[ -e "$f" ] || continue
+		ktap_print_msg "$(basename "$f" .out): $(sort "$f" | uniq -c |
+			awk '{ printf "%s%s=%s", NR > 1 ? " " : "", $2, $1 }')"
+	done
+	for f in "$RACE_TMP"/*.err; do
+		[ -s "$f" ] || continue
+		sort "$f" | uniq -c | sort -rn | head -n 5 |
+			while read -r line; do
+				ktap_print_msg "$(basename "$f"): $line"
+			done
+	done
+}
+
 # race_rmmod_while CMD...: run CMD again and again in the background
 # (until kvod is gone), rmmod kvod 5 s in (race_rmmod 60), then stop every
 # loop; race_rmmod's status. The rmmod waits (up to time_limit 60) for a
@@ -292,6 +315,7 @@ race_rmmod_while() {
 	RACE_READERS=$(wait_test "$(time_limit 60)" -gt 0 race_readers &&
 		echo yes || echo no)
 	ktap_print_msg "readers attached before rmmod: $RACE_READERS"
+	[ "$RACE_READERS" = yes ] || race_no_readers
 	race_rmmod 60
 	rc=$?
 	race_stop
