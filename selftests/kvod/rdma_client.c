@@ -41,6 +41,11 @@
  *	connect, read the table, print "connected: yes", do nothing for
  *	SECONDS, then READ the movie's first 4 KiB (or less) into FILE:
  *	"idle_read: OUTCOME"
+ *   rdma_client [-p PORT] HOST dereg NAME
+ *	post READs of the movie's first 8 MiB (or less), 1 MiB each, into
+ *	one MR, deregister the MR at once, with the READs in flight, and
+ *	wait for each to end: "dereg: ok" (or the error), "reads: N
+ *	posted, M ended", "first: OUTCOME" (the first completion's)
  *
  * Outcomes are ibv_wc_status_str() texts: "success", "remote access
  * error", ...
@@ -488,6 +493,61 @@ static int cmd_pastend(const char *name)
 	return 0;
 }
 
+/* The READs cmd_dereg() posts, of 1 MiB each. */
+#define DEREG_READS	8
+
+static int cmd_dereg(const char *name)
+{
+	uint64_t len, off, n, piece = 1 << 20;
+	int ret, posted = 0, ended = 0, first = -1;
+	struct kvod_conn c;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char *buf;
+
+	if (open_movie(&c, name))
+		return 1;
+	len = c.movie_size < DEREG_READS * piece ? c.movie_size :
+						   DEREG_READS * piece;
+	buf = malloc(len);
+	mr = buf ? kvod_reg(&c, buf, len) : NULL;
+	if (!mr) {
+		fprintf(stderr, "rdma_client: %s\n", buf ? c.err : "out of memory");
+		free(buf);
+		kvod_close(&c);
+		return 1;
+	}
+	for (off = 0; off < len; off += n) {
+		const struct kvod_seg *s = &c.segs[kvod_seg_find(&c, off)];
+
+		n = s->offset + s->length - off;
+		if (n > piece)
+			n = piece;
+		if (n > len - off)
+			n = len - off;
+		if (kvod_post_read(&c, buf + off, mr->lkey,
+				   s->addr + off - s->offset, s->rkey, n,
+				   posted + 1)) {
+			fprintf(stderr, "rdma_client: %s\n", c.err);
+			break;
+		}
+		posted++;
+	}
+	ret = ibv_dereg_mr(mr);
+	printf("dereg: %s\n", ret ? strerror(ret) : "ok");
+	while (ended < posted && kvod_poll(&c, &wc, 1, 10 * TIMEOUT_MS) == 1) {
+		if (first < 0)
+			first = wc.status;
+		ended++;
+	}
+	printf("reads: %d posted, %d ended\n", posted, ended);
+	printf("first: %s\n", st_str(first));
+	kvod_close(&c);
+	/* The READs that ended wrote here, if they succeeded. */
+	free(buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (kvod_opt_port(&argc, &argv, &port) || argc < 3)
@@ -514,6 +574,8 @@ int main(int argc, char **argv)
 		return cmd_pastend(argv[2]);
 	if (!strcmp(argv[1], "badstart") && argc == 3)
 		return cmd_badstart(argv[2]);
+	if (!strcmp(argv[1], "dereg") && argc == 3)
+		return cmd_dereg(argv[2]);
 	if (!strcmp(argv[1], "vanish") && argc == 5) {
 		int ret = cmd_vanish(argv[2], atoi(argv[3]), atoi(argv[4]));
 
@@ -536,7 +598,7 @@ usage:
 	fprintf(stderr,
 		"usage: rdma_client [-p PORT] HOST raw HEX|- | table NAME |\n"
 		"       read NAME OFF LEN | cross NAME_A NAME_B | stale NAME |\n"
-		"       pastend NAME | badstart NAME |\n"
+		"       pastend NAME | badstart NAME | dereg NAME |\n"
 		"       vanish NAME RETRY SECONDS | nostart NAME SECONDS |\n"
 		"       idle NAME SECONDS FILE\n");
 	return 2;
