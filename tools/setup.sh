@@ -16,6 +16,8 @@ STAMP=$STAMP_DIR/setup-$(sha256sum "$0" | cut -c1-16)
 BPO=/etc/apt/sources.list.d/kvod-bookworm-backports.sources
 VENV=/opt/kvod-venv
 VNG_VERSION=1.42
+# The virtme-ng commands the suite runs, directly or through vng.
+VNG_TOOLS=(vng virtme-run virtme-configkernel)
 
 APT_PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev kmod cpio
@@ -35,8 +37,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 have_all() {
+	local tool
+
 	[ -f "$STAMP" ] || return 1
-	command -v vng >/dev/null || return 1
+	for tool in "${VNG_TOOLS[@]}"; do
+		command -v "$tool" >/dev/null || return 1
+	done
 	ls /boot/vmlinuz-6.12.*-amd64 >/dev/null 2>&1 || return 1
 	ls -d /usr/src/linux-source-6.12 >/dev/null 2>&1 || return 1
 	return 0
@@ -85,9 +91,13 @@ fi
 if ! command -v vng >/dev/null; then
 	$SUDO /usr/bin/python3 -m venv "$VENV"
 	$SUDO "$VENV/bin/pip" install -q "virtme-ng==$VNG_VERSION"
-	$SUDO ln -sf "$VENV/bin/vng" /usr/local/bin/vng
-	$SUDO ln -sf "$VENV/bin/virtme-run" /usr/local/bin/virtme-run
 fi
+# Every entry point on PATH: vng runs the others by name
+# (virtme-configkernel for "vng --kconfig", which tools/debug-kernel uses).
+for tool in "${VNG_TOOLS[@]}"; do
+	[ -x "$VENV/bin/$tool" ] || continue
+	$SUDO ln -sf "$VENV/bin/$tool" "/usr/local/bin/$tool"
+done
 
 # nginx is a benchmark peer, never a service on this machine.
 $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
