@@ -16,8 +16,11 @@ STAMP=$STAMP_DIR/setup-$(sha256sum "$0" | cut -c1-16)
 BPO=/etc/apt/sources.list.d/kvod-bookworm-backports.sources
 VENV=/opt/kvod-venv
 VNG_VERSION=1.42
-# The virtme-ng commands the suite runs, directly or through vng.
-VNG_TOOLS=(vng virtme-run virtme-configkernel)
+# virtme-ng's commands, all on PATH: vng runs the others by name
+# (virtme-configkernel for "vng --kconfig", virtme-prep-kdir-mods to boot
+# a kernel tree such as the debug kernel's).
+VNG_TOOLS=(vng virtme-ng virtme-run virtme-configkernel virtme-mkinitramfs
+	virtme-prep-kdir-mods virtme-ssh-proxy)
 
 APT_PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev kmod cpio
@@ -92,10 +95,11 @@ if ! command -v vng >/dev/null; then
 	$SUDO /usr/bin/python3 -m venv "$VENV"
 	$SUDO "$VENV/bin/pip" install -q "virtme-ng==$VNG_VERSION"
 fi
-# Every entry point on PATH: vng runs the others by name
-# (virtme-configkernel for "vng --kconfig", which tools/debug-kernel uses).
 for tool in "${VNG_TOOLS[@]}"; do
-	[ -x "$VENV/bin/$tool" ] || continue
+	[ -x "$VENV/bin/$tool" ] || {
+		echo "kvod setup: virtme-ng $VNG_VERSION has no $tool" >&2
+		exit 1
+	}
 	$SUDO ln -sf "$VENV/bin/$tool" "/usr/local/bin/$tool"
 done
 
