@@ -46,8 +46,11 @@
 #                        kept-alive connection
 #      reported: the server's CPU per client (the point's busy CPU less
 #      the baseline, over N), and the bytes each client got as a share
-#      of what the source wrote meanwhile (a client that did not keep up
-#      makes the point invalid). RUNS runs per point, the servers in turn.
+#      of what the source wrote meanwhile (the samples bracket the
+#      players' start-up too, so a share below 1 alone is no fault; a
+#      point whose share is below its peers' is not comparable per
+#      client, and the last column, CPU per GB delivered, compares it).
+#      RUNS runs per point, the servers in turn.
 #      Each round also measures "none", N players that do nothing: its
 #      spread is the noise floor the other rows stand on.
 #

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define POLL_DEFAULT_MS	20	/* no notes and no --poll (iWARP) */
 
@@ -295,6 +296,27 @@ static void nap(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * For the tests (selftests/kvod/live_rdma_writer.sh): if the environment
+ * names a file in KVOD_FETCH_TEST_STALL, then once, after the bytes of a
+ * chunk are READ and before its entry is READ again, say so and wait
+ * while that file exists. The test overwrites the chunk meanwhile, which
+ * is otherwise a race no test can win on purpose.
+ */
+static void test_stall(uint64_t seq)
+{
+	static int done;
+	const char *path = getenv("KVOD_FETCH_TEST_STALL");
+
+	if (done || !path || !*path)
+		return;
+	done = 1;
+	fprintf(stderr, "kvod-fetch: live: test stall after chunk %" PRIu64 "'s bytes\n",
+		seq);
+	while (!fetch_stop && access(path, F_OK) == 0)
+		nap(10);
+}
+
 /* Nothing new is known: wait for a note, or poll the head. */
 static int wait_chunk(struct fetch *f, struct live *l)
 {
@@ -386,8 +408,10 @@ int fetch_live_run(struct fetch *f, double t_end)
 			return -1;
 		}
 		if (rd(f, &l, l.data_off + (want % l.nr) * l.slot_bytes, l.data,
-		       len) ||
-		    rd(f, &l, entry_off(&l, want), l.check, sizeof(*l.check)))
+		       len))
+			return -1;
+		test_stall(want);
+		if (rd(f, &l, entry_off(&l, want), l.check, sizeof(*l.check)))
 			return -1;
 		if (be64toh(l.check->seq) != want) {
 			f->live_torn++;

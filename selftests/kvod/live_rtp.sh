@@ -4,8 +4,9 @@
 # Pushes of live channels: each chunk goes out as paced RTP once it is
 # complete. Numbered MPEG-TS packets (live_tool.py) are checked at the
 # receiver on 127.0.0.1: whole, in order, no RTP packet lost, one SSRC;
-# the push is paced at its rate and copies nothing (as push_zerocopy.sh
-# checks for movies); it waits for a writer that pauses; one
+# the push is paced at its rate (by default the channel's --bitrate) and
+# copies nothing (as push_zerocopy.sh checks for movies); it waits for a
+# writer that pauses; one
 # that falls a ring behind is moved ahead at chunk boundaries and the
 # skip is counted; DEL ends it; and the errors.
 # timeout: 300
@@ -47,7 +48,7 @@ trap live_rtp_cleanup EXIT
 live_watchdog "$(time_limit 220)"
 
 ktap_header
-ktap_plan 18
+ktap_plan 21
 kvod_load || ktap_bail_out "cannot load kvod.ko"
 "$KVODCTL" live create tv --chunk "$CHUNK" --chunks 256 ||
 	ktap_bail_out "cannot create channel tv"
@@ -99,14 +100,36 @@ check_ok "kvod hands every TS packet to UDP by page reference" \
 	test "$spliced" -ge $((3200 * 188))
 check_eq "kvod has UDP copy nothing, headers included" 0 $((sent - spliced))
 
-# --- A writer that pauses -------------------------------------------------
-rtp 5004 --after 3839 --ppc $PPC
+# --- The channel's bit rate -------------------------------------------------
+# A push that names no rate sends a channel at its --bitrate.
+"$KVODCTL" live create br --bitrate 4M --chunk "$CHUNK" --chunks 256 ||
+	ktap_bail_out "cannot create channel br"
+rtp 5008 --after 1599 --ppc $PPC
 rx=$!
-{ live_feed tv 320 --start 3200; sleep 3; live_feed tv 320 --start 3520; } &
+"$KVODCTL" push br "$DST:5008" >/dev/null || ktap_bail_out "cannot push br"
+live_feed br 1600 &
+wait_bounded "$(time_limit 60)" "$rx" "$!"
+r=$(cat "$TMP/rtp.5008")
+check_eq "a push with no --rate of a channel with --bitrate 4M: every packet" \
+	"rtp 0 1599 0 0 0" "$(fields "$r" status first last torn gaps lost)"
+check_ok "... paced at the channel's bit rate: $(field rtp_bps "$r") bit/s" \
+	awk -v b="$(field rtp_bps "$r")" 'BEGIN { exit !(b > 3960000 && b < 4040000) }'
+"$KVODCTL" del br
+wait_test "$(time_limit 20)" = 0 pushes
+
+# --- A writer that pauses -------------------------------------------------
+# After the pause, 3200 packets at once: 1.2 s of payload at 4 Mbit/s,
+# which the push must pace from the moment they come, not send as fast
+# as it can to catch up with its schedule.
+rtp 5004 --after 6719 --ppc $PPC --mark 3520
+rx=$!
+{ live_feed tv 320 --start 3200; sleep 3; live_feed tv 3200 --start 3520; } &
 wait_bounded "$(time_limit 60)" "$rx" "$!"
 r=$(cat "$TMP/rtp.5004")
-check_eq "across a pause of the writer: nothing lost" "rtp 3200 3839 0 0 0" \
+check_eq "across a pause of the writer: nothing lost" "rtp 3200 6719 0 0 0" \
 	"$(fields "$r" status first last torn gaps lost)"
+check_ok "... and no burst after it: $(field mark_secs "$r") s for the 1.2 s of payload written after the pause" \
+	awk -v s="$(field mark_secs "$r")" 'BEGIN { exit !(s >= 1.0) }'
 
 # --- DEL ends the push ------------------------------------------------------
 "$KVODCTL" del tv

@@ -32,7 +32,7 @@ skipped it ahead. Commands:
         (skips between chunks), skipped (packets skipped), first, last,
         ended (the body ended properly), misaligned (skips not on chunk
         boundaries), backwards (a chunk older than the one before).
-  rtp ADDR PORT [--after I] [--idle S] [--ppc P] [--ready FILE]
+  rtp ADDR PORT [--after I] [--idle S] [--ppc P] [--ready FILE] [--mark M]
         receive RTP (RFC 2250: MPEG-TS, payload type 33) on ADDR:PORT
         until a packet at or past index I, or S seconds without a
         datagram (default 10); check the TS packets as get does, and the
@@ -44,7 +44,9 @@ skipped it ahead. Commands:
         behind; its buffer is 16 MiB, past net.core.rmem_max as root),
         rtp_bps (the payload's bit rate by the RTP timestamps: the
         payload bits before the last datagram over the 90 kHz span from
-        the first to the last; 0 if it is empty).
+        the first to the last; 0 if it is empty). With --mark M also
+        mark_secs: from the first datagram holding a packet at or past
+        index M to the last datagram.
   check [--ppc P] [--progress FILE]
         check the packets of a stream on standard input, to its end
         (kvod-fetch's output); prints what get prints, status "eof".
@@ -345,6 +347,8 @@ def rtp(args):
     idle = opt(args, "--idle", float, 10) * SCALE
     ppc = opt(args, "--ppc", int, 0)
     ready = opt(args, "--ready")
+    mark = opt(args, "--mark", int, None)
+    tm = None
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     # The stream whole (a slow guest may run the receiver late), and
     # the kernel's count of what it dropped here with every datagram.
@@ -394,6 +398,9 @@ def rtp(args):
         if (len(d) - 12) % TS:
             c.torn += 1
         c.feed(d[12:])
+        if mark is not None and tm is None and c.last is not None \
+                and c.last >= mark:
+            tm = t1
     span = (ts1 - ts0) & 0xffffffff if ts0 is not None else 0
     bps = round(bits * 90000 / span) if span else 0
     print(f"status={status} packets={c.packets} torn={c.torn} "
@@ -401,6 +408,7 @@ def rtp(args):
           f"last={c.last} misaligned={c.misaligned} "
           f"backwards={c.backwards} rtp={n} lost={lost} badhdr={badhdr} "
           f"secs={t1 - t0:.2f} drops={drops} rtp_bps={bps}" +
+          (f" mark_secs={t1 - tm:.2f}" if tm is not None else "") +
           c.delay_report())
     return 0
 
