@@ -341,6 +341,29 @@ static void mark(const char *what)
 	}
 }
 
+/* The most one READ of cmd_read() and cmd_dereg() takes. */
+#define PIECE_MAX	(1 << 20)
+
+/*
+ * The piece of [@off, @end) that one READ takes: up to PIECE_MAX bytes,
+ * within the segment that holds @off (*@seg). Its length, or 0 if no
+ * segment holds @off.
+ */
+static uint64_t piece_at(const struct kvod_conn *c, uint64_t off,
+			 uint64_t end, const struct kvod_seg **seg)
+{
+	long i = kvod_seg_find(c, off);
+	uint64_t n;
+
+	if (i < 0)
+		return 0;
+	*seg = &c->segs[i];
+	n = (*seg)->offset + (*seg)->length - off;
+	if (n > end - off)
+		n = end - off;
+	return n < PIECE_MAX ? n : PIECE_MAX;
+}
+
 static int cmd_read(const char *name, uint64_t off, uint64_t len)
 {
 	struct kvod_conn c;
@@ -350,23 +373,17 @@ static int cmd_read(const char *name, uint64_t off, uint64_t len)
 		return 1;
 	mark("setup done");
 	while (off < end) {
-		long i = kvod_seg_find(&c, off);
 		const struct kvod_seg *s;
-		uint64_t n = end - off;
+		uint64_t n = piece_at(&c, off, end, &s);
 		char *buf = NULL;
 		int st;
 
-		if (i < 0) {
+		if (!n) {
 			fprintf(stderr, "rdma_client: offset %llu beyond the movie\n",
 				(unsigned long long)off);
 			kvod_close(&c);
 			return 1;
 		}
-		s = &c.segs[i];
-		if (n > s->offset + s->length - off)
-			n = s->offset + s->length - off;
-		if (n > 1 << 20)
-			n = 1 << 20;
 		st = try_read(&c, s->addr + off - s->offset, s->rkey, n, &buf,
 			      NULL);
 		if (st != IBV_WC_SUCCESS) {
@@ -493,12 +510,12 @@ static int cmd_pastend(const char *name)
 	return 0;
 }
 
-/* The READs cmd_dereg() posts, of 1 MiB each. */
+/* The most READs cmd_dereg() posts, of a piece each. */
 #define DEREG_READS	8
 
 static int cmd_dereg(const char *name)
 {
-	uint64_t len, off, n, piece = 1 << 20;
+	uint64_t len, off, n;
 	int ret, posted = 0, ended = 0, first = -1;
 	struct kvod_conn c;
 	struct ibv_mr *mr;
@@ -507,8 +524,8 @@ static int cmd_dereg(const char *name)
 
 	if (open_movie(&c, name))
 		return 1;
-	len = c.movie_size < DEREG_READS * piece ? c.movie_size :
-						   DEREG_READS * piece;
+	len = c.movie_size < DEREG_READS * PIECE_MAX ? c.movie_size :
+						       DEREG_READS * PIECE_MAX;
 	buf = malloc(len);
 	mr = buf ? kvod_reg(&c, buf, len) : NULL;
 	if (!mr) {
@@ -518,13 +535,14 @@ static int cmd_dereg(const char *name)
 		return 1;
 	}
 	for (off = 0; off < len; off += n) {
-		const struct kvod_seg *s = &c.segs[kvod_seg_find(&c, off)];
+		const struct kvod_seg *s;
 
-		n = s->offset + s->length - off;
-		if (n > piece)
-			n = piece;
-		if (n > len - off)
-			n = len - off;
+		n = piece_at(&c, off, len, &s);
+		if (!n) {
+			fprintf(stderr, "rdma_client: offset %llu beyond the movie\n",
+				(unsigned long long)off);
+			break;
+		}
 		if (kvod_post_read(&c, buf + off, mr->lkey,
 				   s->addr + off - s->offset, s->rkey, n,
 				   posted + 1)) {
