@@ -306,11 +306,14 @@ static void nap(int ms)
 static void test_stall(uint64_t seq)
 {
 	static int done;
-	const char *path = getenv("KVOD_FETCH_TEST_STALL");
+	const char *path;
 
-	if (done || !path || !*path)
+	if (done)
 		return;
 	done = 1;
+	path = getenv("KVOD_FETCH_TEST_STALL");
+	if (!path || !*path)
+		return;
 	fprintf(stderr, "kvod-fetch: live: test stall after chunk %" PRIu64 "'s bytes\n",
 		seq);
 	while (!fetch_stop && access(path, F_OK) == 0)
