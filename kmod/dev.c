@@ -30,14 +30,14 @@ struct kvod_ioctl_head {
 	__u32 flags;
 };
 
-#define KVOD_ASSERT_ABI(type, ver0)					\
-	static_assert(sizeof(type) == (ver0) &&				\
+#define KVOD_ASSERT_ABI(type, ksize)					\
+	static_assert(sizeof(type) == (ksize) &&				\
 		      offsetof(type, size) == 0 &&			\
 		      offsetof(type, flags) == 4)
 
 KVOD_ASSERT_ABI(struct kvod_movie_add, KVOD_MOVIE_ADD_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_movie_ref, KVOD_MOVIE_REF_SIZE_VER0);
-KVOD_ASSERT_ABI(struct kvod_movie_info, KVOD_MOVIE_INFO_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_movie_info, KVOD_MOVIE_INFO_SIZE_VER1);
 KVOD_ASSERT_ABI(struct kvod_movie_list, KVOD_MOVIE_LIST_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_stats, KVOD_STATS_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_listen, KVOD_LISTEN_SIZE_VER0);

@@ -812,16 +812,16 @@ err_free:
 }
 
 /*
- * Flag every connection to abort and run it. The reference taken for the
- * run may turn out to be the last, and conn_release() takes srv->lock, so
- * it is dropped outside the lock and the walk starts over; the flag makes
- * every connection come up once.
+ * Flag every connection to abort and run it. The walk leaves srv->lock to
+ * queue each run, for a reference dropped then may be the last and
+ * conn_release() takes the lock. It holds the connection it stands on,
+ * which stays on @conns until released, so it goes on from there: one
+ * pass over the list.
  */
 static void abort_conns(struct http_server *srv)
 {
-	struct http_conn *conn;
+	struct http_conn *conn, *held = NULL;
 
-again:
 	spin_lock(&srv->lock);
 	list_for_each_entry(conn, &srv->conns, node) {
 		if (test_and_set_bit(HTTP_CONN_STOP, &conn->flags))
@@ -829,12 +829,16 @@ again:
 		if (!kref_get_unless_zero(&conn->ref))
 			continue;	/* being freed */
 		spin_unlock(&srv->lock);
-		if (!queue_work(srv->wq, &conn->work))
-			kref_put(&conn->ref, conn_release);
+		kvod_http_conn_queue(conn);
+		if (held)
+			kref_put(&held->ref, conn_release);
+		held = conn;
 		cond_resched();
-		goto again;
+		spin_lock(&srv->lock);
 	}
 	spin_unlock(&srv->lock);
+	if (held)
+		kref_put(&held->ref, conn_release);
 }
 
 static void http_stop(struct kvod_listener *l)

@@ -555,6 +555,7 @@ void kvod_live_fill_info(struct kvod_live *ch, struct kvod_movie_info *info)
 	info->chunks = ch->nr_chunks;
 	info->live_chunk_size = ch->chunk_size;
 	info->live_overruns = atomic64_read(&ch->overruns);
+	info->live_swaps = atomic64_read(&ch->swaps);
 }
 
 /**

@@ -207,10 +207,16 @@ static u64 push_sched_ns(const struct kvod_push *p)
 	return mul_u64_u64_div_u64(p->pos, 8 * NSEC_PER_SEC, p->rate);
 }
 
+/* When the packet @sched ns into the schedule is due. */
+static ktime_t push_due_at(const struct kvod_push *p, u64 sched)
+{
+	return ktime_add_ns(p->start, sched);
+}
+
 /* When packet @k is due. */
 static ktime_t push_due(const struct kvod_push *p)
 {
-	return ktime_add_ns(p->start, push_sched_ns(p));
+	return push_due_at(p, push_sched_ns(p));
 }
 
 /* Start the schedule over: packet @k is due a window from @now. */
@@ -245,7 +251,7 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 		.msg_controllen = sizeof(ctl),
 		.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT,
 	};
-	ktime_t due = ktime_add_ns(p->start, sched);
+	ktime_t due = push_due_at(p, sched);
 	struct cmsghdr *cm = (struct cmsghdr *)ctl;
 	u64 txtime = ktime_to_ns(due);
 	struct bio_vec bv[3];	/* the header, and a payload in two chunks */
@@ -469,7 +475,7 @@ static void push_work(struct work_struct *w)
 		u64 sched = push_sched_ns(p);
 		size_t len;
 
-		if (!ktime_before(ktime_add_ns(p->start, sched),
+		if (!ktime_before(push_due_at(p, sched),
 				  ktime_add_ns(now, p->window)))
 			break;
 		len = push_next_len(p, now);	/* may restart the schedule */

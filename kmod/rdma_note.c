@@ -83,7 +83,7 @@ static void note_post(struct kvod_rdma_conn *conn,
 	 */
 	if (n - smp_load_acquire(&conn->note_done) >= KVOD_RDMA_NOTES ||
 	    (!ev->ended &&
-	     atomic_add_unless(&kvod_debug_drop_notes, -1, 0))) {
+	     atomic_dec_if_positive(&kvod_debug_drop_notes) >= 0)) {
 		kvod_lc_inc(l, KVOD_LC_NOTES_DROPPED);
 		return;
 	}

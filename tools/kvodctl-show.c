@@ -50,6 +50,7 @@ static const struct field live_fields[] = {
 	{ "active_clients",	"CLIENTS" },
 	{ "overruns",		"OVERRUNS" },
 	{ "bytes_served",	"SERVED" },
+	{ "swaps",		"SWAPS" },
 };
 
 #define LIVE_NUMS	ARRAY_SIZE(live_fields)
@@ -67,6 +68,7 @@ static void live_nums(const struct kvod_movie_info *m, __u64 *v)
 	v[7] = m->active_clients;
 	v[8] = m->live_overruns;
 	v[9] = m->bytes_served;
+	v[10] = m->live_swaps;
 }
 
 /* Which fields an entry of the catalog prints, by its kind. */

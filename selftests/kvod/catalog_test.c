@@ -160,6 +160,7 @@ static void expect_info_fresh(struct __test_metadata *_metadata,
 	EXPECT_EQ(0U, mi->live_reserved);
 	EXPECT_EQ(0ULL, mi->live_seq);
 	EXPECT_EQ(0ULL, mi->live_overruns);
+	EXPECT_EQ(0ULL, mi->live_swaps);
 }
 
 

@@ -400,9 +400,10 @@ t_live()
 	jq -e '.name == "tv" and .written == 0 and .chunks_done == 0 and
 		.chunk_size == 65424 and .chunks == 64 and
 		.resident == 64 * 65536 and .writer == 0 and .overruns == 0 and
+		.swaps == 0 and
 		keys == (["active_clients", "bitrate", "bytes_served",
 			"chunk_size", "chunks", "chunks_done", "name", "overruns",
-			"resident", "writer", "written"])' "$TMP/out" >/dev/null ||
+			"resident", "swaps", "writer", "written"])' "$TMP/out" >/dev/null ||
 		fail "info tv --json: $OUT" || return 1
 	run info tv
 	[[ $OUT == "name: tv"$'\n'"kind: live"$'\n'"written: 0"* ]] ||

@@ -54,7 +54,7 @@ writer_attached() {
 }
 
 ktap_header
-ktap_plan 32
+ktap_plan 33
 http_setup
 # 512 chunks hold the 8000 packets of the first writer: however slowly
 # the readers run here, the ring does not overwrite what they still want.
@@ -115,10 +115,11 @@ wait_for "$(time_limit 30)" test -e "$TMP/r3"
 feed slow 8000
 wait
 overruns=$(movie_field slow overruns)
+swaps=$(movie_field slow swaps)
 "$KVODCTL" del slow
 sysctl -qw net.ipv4.tcp_wmem="$WMEM"
 c=$(cat "$TMP/c")
-ktap_print_msg "slow: $c; overruns $overruns"
+ktap_print_msg "slow: $c; overruns $overruns, swaps $swaps"
 check_eq "slow reader: nothing torn, out of order or off a chunk boundary" \
 	"200 0 0 0" "$(fields "$c" status torn backwards misaligned)"
 check_ok "... it was skipped ahead ($(field gaps "$c") times)" test "$(field gaps "$c")" -gt 0
@@ -127,6 +128,10 @@ check_ok "... it was skipped ahead ($(field gaps "$c") times)" test "$(field gap
 check_eq "... the packets it missed are the chunks counted as overruns" \
 	"$((overruns * PPC))" "$(($(field first "$c") + $(field skipped "$c")))"
 check_eq "... and it got the last chunk" 7999 "$(field last "$c")"
+# The writer came round to pages the reader's send queue still held: it
+# swapped them (live_swaps) rather than overwrite what TCP was sending.
+check_ok "... the writer swapped the pages its send queue held ($swaps)" \
+	test "$swaps" -gt 0
 
 # --- A writer that pauses past the send timeout -----------------------
 echo 2 >"$PARAMS/http_send_timeout"

@@ -85,7 +85,7 @@ summary() {
 }
 
 ktap_header
-ktap_plan 31
+ktap_plan 32
 rdma_test_start
 
 "$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
@@ -202,6 +202,15 @@ else
 	check_eq "$t" "0 $((70 * PPC - 1)) 0 0 0 0; 20 dropped, 0 left to drop; exit 0" \
 		"$(fields "$r" first last torn gaps backwards) $(summary end skipped); $(($(rdma_counter notes_dropped) - dropped0)) dropped, $undropped left to drop; exit $(cat "$RDMA_TMP/end.rc")"
 fi
+
+# --- The drop_notes knob takes only a count ---------------------------
+# A negative count once made the server drop every note for good.
+knob=/sys/kernel/debug/kvod/drop_notes
+echo 3 >"$knob"
+knob_set() { { echo "$1" >"$knob"; } 2>/dev/null && echo taken || echo refused; }
+check_eq "drop_notes refuses -1 and 2^31 and keeps its count" "refused refused 3" \
+	"$(knob_set -1) $(knob_set 2147483648) $(cat "$knob")"
+echo 0 >"$knob"
 
 # --- The delay from writer to RDMA reader ------------------------------
 # Two readers of one channel at once: one with notes (over RoCE; over

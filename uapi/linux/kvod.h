@@ -112,6 +112,9 @@ struct kvod_movie_ref {
  *	@live_seq - 1
  * @live_overruns: chunks that readers skipped because the ring had
  *	overwritten them before they were sent
+ * @live_swaps: ring pages the writer replaced with fresh ones rather than
+ *	overwrite them, because a reader still held them (a slow reader's
+ *	TCP send queue, a push between packets); since KVOD_MOVIE_INFO_SIZE_VER1
  *
  * A live channel (KVOD_IOC_LIVE_CREATE) is listed with the movies. For it
  * @length is the bytes written into it so far, @chunks the chunks in its
@@ -133,12 +136,14 @@ struct kvod_movie_info {
 	__u32 live_reserved;
 	__u64 live_seq;
 	__u64 live_overruns;
+	__u64 live_swaps;
 };
 
 #define KVOD_KIND_MOVIE		0
 #define KVOD_KIND_LIVE		1
 
 #define KVOD_MOVIE_INFO_SIZE_VER0	144
+#define KVOD_MOVIE_INFO_SIZE_VER1	152	/* @live_swaps */
 
 /**
  * struct kvod_movie_list - list the catalog (KVOD_IOC_MOVIE_LIST)
