@@ -21,39 +21,16 @@
 # timeout: 1200
 # transports: rxe siw
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/kvod/live_rdma_lib.bash
+. "$(dirname "$0")/live_rdma_lib.bash"
 
-# shellcheck source=selftests/kvod/live_lib.bash
-. "$(dirname "$0")/live_lib.bash"
-
-# play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check (with
-# $CHECK_ARGS), in the background, killed after $PLAY_TIMEOUT seconds if
-# set; results in $RDMA_TMP/TAG.check, TAG.fetch (its summary) and
-# TAG.rc (kvod-fetch's exit status: 0 for a channel that ended).
-play() {
-	local name=$1 tag=$2 limit=()
-
-	shift 2
-	[ -z "${PLAY_TIMEOUT:-}" ] || limit=(timeout "$PLAY_TIMEOUT")
-	# shellcheck disable=SC2086 # CHECK_ARGS is a list of words
-	{
-		"${limit[@]}" "$KVOD_FETCH" "$@" "$RDMA_URL/$name" \
-			2>"$RDMA_TMP/$tag.fetch" |
-			"${LT[@]}" check --ppc $PPC ${CHECK_ARGS:-} \
-				>"$RDMA_TMP/$tag.check"
-		echo "${PIPESTATUS[0]}" >"$RDMA_TMP/$tag.rc"
-	} &
-}
-
-# burst NAME TAG SECONDS: once the reader TAG started, 3000 packets into
+# burst NAME TAG SECONDS: with reader TAG started (play), 3000 packets into
 # channel NAME at once (with the reader stopped meanwhile if $STOP, and
 # for $STOP seconds more), then one more chunk; DEL it SECONDS later. The
 # reader's check line in $r.
 burst() {
 	local pid
 
-	wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/$2.fetch"
 	if [ -n "${STOP:-}" ]; then
 		pid=$(pgrep -f "kvod-fetch.* $RDMA_URL/$1\$")
 		kill -STOP "$pid"
@@ -79,11 +56,6 @@ moved_ahead() {
 	check_eq "... and it got the last chunk" 3015 "$(field last "$r")"
 }
 
-# summary TAG KEY: a number from kvod-fetch's "live:" summary line.
-summary() {
-	sed -n "s/.* \([0-9]*\) $2\b.*/\1/p" "$RDMA_TMP/$1.fetch"
-}
-
 ktap_header
 ktap_plan 32
 rdma_test_start
@@ -96,13 +68,11 @@ check_eq "the mirror is resident and counted" $((2 * 512 * 4096 + 16384)) \
 	"$(movie_field tv resident)"
 
 # --- From the first chunk: everything -----------------------------------
-echo none >"$RDMA_TMP/all.last"
-CHECK_ARGS="--progress $RDMA_TMP/all.last" play tv all
-wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/all.fetch"
+play tv all
 live_feed tv 8000
 # DEL ends the readers at once: first let this one take all (a loaded
 # guest can leave it behind the burst)
-wait_test "$(time_limit 60)" = 7999 cat "$RDMA_TMP/all.last"
+wait_test "$(time_limit 60)" = 7999 last all
 "$KVODCTL" del tv
 wait
 r=$(cat "$RDMA_TMP/all.check")
@@ -183,13 +153,10 @@ if rdma_iwarp; then
 else
 	"$KVODCTL" live create tve --rdma --chunk "$CHUNK" --chunks 512 ||
 		ktap_bail_out "cannot create channel tve"
-	echo none >"$RDMA_TMP/end.last"
 	# Bounded: only the end note ends this reader.
-	PLAY_TIMEOUT=$(time_limit 300) CHECK_ARGS="--progress $RDMA_TMP/end.last" \
-		play tve end --note-wait 3600000
-	wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/end.fetch"
+	PLAY_TIMEOUT=$(time_limit 300) play tve end --note-wait 3600000
 	live_feed tve $((50 * PPC))
-	wait_test "$(time_limit 60)" = $((50 * PPC - 1)) cat "$RDMA_TMP/end.last"
+	wait_test "$(time_limit 60)" = $((50 * PPC - 1)) last end
 	dropped0=$(rdma_counter notes_dropped)
 	echo 20 >/sys/kernel/debug/kvod/drop_notes
 	live_feed tve $((20 * PPC)) --start $((50 * PPC))
@@ -225,8 +192,6 @@ notes0=$(rdma_counter notes)
 dropped0=$(rdma_counter notes_dropped)
 CHECK_ARGS="--delay $RDMA_TMP/stamp" play tvd delay
 CHECK_ARGS="--delay $RDMA_TMP/stamp" play tvd delayp --poll 20
-wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/delay.fetch"
-wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/delayp.fetch"
 live_feed tvd 2000 --rate $((1000 / ${KVOD_TIMEOUT_SCALE:-1})) \
 	--stamp "$RDMA_TMP/stamp"
 sleep 1
@@ -396,11 +361,9 @@ check_eq "ffprobe finds video and audio in kvod-fetch's output, live" \
 BIG=11155	# packets: a chunk of 2097140 bytes
 "$KVODCTL" live create big --rdma --chunk $((BIG * 188)) --chunks 4 ||
 	ktap_bail_out "cannot create channel big"
-echo none >"$RDMA_TMP/big.last"
-PPC=$BIG CHECK_ARGS="--progress $RDMA_TMP/big.last" play big big --depth 1
-wait_for "$(time_limit 30)" grep -q "from chunk 0" "$RDMA_TMP/big.fetch"
+PPC=$BIG play big big --depth 1
 live_feed big $((3 * BIG))
-wait_test "$(time_limit 60)" = $((3 * BIG - 1)) cat "$RDMA_TMP/big.last"
+wait_test "$(time_limit 60)" = $((3 * BIG - 1)) last big
 "$KVODCTL" del big
 wait
 r=$(cat "$RDMA_TMP/big.check")
@@ -439,8 +402,6 @@ check_eq "nothing resident" 0 "$("$KVODCTL" stats | sed -n 's/^resident: //p')"
 	ktap_bail_out "cannot create channel tvr"
 play tvr rm1
 play tvr rm2 --poll 20
-wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/rm1.fetch"
-wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/rm2.fetch"
 mkfifo "$RDMA_TMP/feed"
 "$KVODCTL" live feed tvr <"$RDMA_TMP/feed" &
 writer=$!

@@ -16,39 +16,8 @@
 # timeout: 600
 # transports: rxe siw
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
-
-# shellcheck source=selftests/kvod/live_lib.bash
-. "$(dirname "$0")/live_lib.bash"
-
-# play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check, in the
-# background, with the number of the last packet it took in TAG.last; its
-# check line in TAG.check, its stderr in TAG.fetch, its status in TAG.rc.
-play() {
-	local name=$1 tag=$2
-
-	shift 2
-	echo none >"$RDMA_TMP/$tag.last"
-	{
-		"$KVOD_FETCH" "$@" "$RDMA_URL/$name" 2>"$RDMA_TMP/$tag.fetch" |
-			"${LT[@]}" check --ppc $PPC \
-				--progress "$RDMA_TMP/$tag.last" \
-				>"$RDMA_TMP/$tag.check"
-		echo "${PIPESTATUS[0]}" >"$RDMA_TMP/$tag.rc"
-	} &
-	wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/$tag.fetch"
-}
-
-# summary TAG KEY: a number from kvod-fetch's "live:" summary line.
-summary() {
-	sed -n "s/.* \([0-9]*\) $2\b.*/\1/p" "$RDMA_TMP/$1.fetch"
-}
-
-# last TAG: the last packet reader TAG took ("none" before any).
-last() {
-	cat "$RDMA_TMP/$1.last"
-}
+# shellcheck source=selftests/kvod/live_rdma_lib.bash
+. "$(dirname "$0")/live_rdma_lib.bash"
 
 # finish NAME TAG LAST: once reader TAG took packet LAST, DEL channel
 # NAME; wait for the reader to end, print what it said, and put its
