@@ -2311,6 +2311,26 @@ TEST_F(abi, size_ver0_accepted)
 	abi_expect_done(_metadata, self, variant, self->mem);
 }
 
+/*
+ * A caller built before the struct grew passes its first published size:
+ * the kernel writes back no byte past it (kvod_movie_info's live_swaps
+ * came with VER1).
+ */
+TEST_F(abi, size_ver0_leaves_the_rest)
+{
+	size_t i, tail = variant->ksize - variant->ver0;
+
+	abi_fill(self, variant, self->mem, variant->ksize, variant->ver0);
+	memset(self->mem + variant->ver0, 0x5a, tail);
+	ASSERT_EQ(0, kvod_ioctl(self->dev, variant->cmd, self->mem));
+	for (i = 0; i < tail; i++)
+		if ((unsigned char)self->mem[variant->ver0 + i] != 0x5a)
+			break;
+	EXPECT_EQ(tail, i) TH_LOG("wrote past @size");
+	memset(self->mem + variant->ver0, 0, tail);
+	abi_expect_done(_metadata, self, variant, self->mem);
+}
+
 TEST_F(abi, size_zero)
 {
 	abi_fill(self, variant, self->mem, variant->ksize, 0);
