@@ -1538,9 +1538,16 @@ TEST_F(kvod, list_more_room_than_movies)
 		TH_LOG("entries past filled were written");
 }
 
-TEST_F(kvod, list_entry_size_larger)
+/*
+ * LIST into entries of @esz bytes each: every entry at its stride, right,
+ * with its size field set to @esz; bytes past the struct we know within
+ * an entry zero; nothing written past the last entry. An @esz below
+ * sizeof(struct kvod_movie_info) is a caller built before the struct
+ * grew.
+ */
+static void list_at_stride(struct __test_metadata *_metadata, int dev,
+			   __u32 esz)
 {
-	const __u32 esz = 256;
 	const size_t n = 4;
 	const char *sorted[4];
 	unsigned char *buf = malloc(esz * (n + 1));
@@ -1551,30 +1558,41 @@ TEST_F(kvod, list_entry_size_larger)
 	size_t i;
 
 	ASSERT_NE(NULL, buf);
-	add_names(_metadata, self->dev, list_names, n);
+	add_names(_metadata, dev, list_names, n);
 	memcpy(sorted, list_names, sizeof(sorted));
 	qsort(sorted, n, sizeof(sorted[0]), cmp_str);
 	memset(buf, 0, esz * n);
 	memset(buf + esz * n, 0xa5, esz);
 	l.entries = (uintptr_t)buf;
-	ASSERT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_MOVIE_LIST, &l));
+	ASSERT_EQ(0, kvod_ioctl(dev, KVOD_IOC_MOVIE_LIST, &l));
 	EXPECT_EQ(n, l.count);
 	EXPECT_EQ(n, l.filled);
 	for (i = 0; i < n; i++) {
 		e = (struct kvod_movie_info *)(buf + i * esz);
 		EXPECT_EQ(esz, e->size);
 		EXPECT_STREQ(sorted[i], e->name);
-		ASSERT_EQ(0, kvod_info(self->dev, sorted[i], &mi));
+		ASSERT_EQ(0, kvod_info(dev, sorted[i], &mi));
 		EXPECT_EQ(mi.length, e->length);
 		EXPECT_EQ(mi.resident, e->resident);
-		/* Bytes past the struct we know, within entry_size: zero. */
-		EXPECT_TRUE(all_zero((char *)e + sizeof(*e), esz - sizeof(*e)));
+		if (esz > sizeof(*e))
+			EXPECT_TRUE(all_zero((char *)e + sizeof(*e),
+					     esz - sizeof(*e)));
 	}
 	for (i = 0; i < esz; i++)
 		if (buf[esz * n + i] != 0xa5)
 			break;
 	EXPECT_EQ(esz, i) TH_LOG("wrote past count * entry_size");
 	free(buf);
+}
+
+TEST_F(kvod, list_entry_size_larger)
+{
+	list_at_stride(_metadata, self->dev, 256);
+}
+
+TEST_F(kvod, list_entry_size_ver0)
+{
+	list_at_stride(_metadata, self->dev, KVOD_MOVIE_INFO_SIZE_VER0);
 }
 
 TEST_F(kvod, list_entry_size_too_small)

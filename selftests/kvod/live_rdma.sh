@@ -148,6 +148,7 @@ fi
 # the channel is deleted, so the end note is the next thing it learns.
 # The ring holds all 70 chunks: nothing need be skipped.
 t="the last 20 notes dropped, then the end note: the reader still plays all 70 chunks, none skipped"
+knob=$(kvod_knob drop_notes)
 if rdma_iwarp; then
 	ktap_skip "$t" "iWARP: kvod-fetch polls, the server sends no notes"
 else
@@ -158,10 +159,10 @@ else
 	live_feed tve $((50 * PPC))
 	wait_test "$(time_limit 60)" = $((50 * PPC - 1)) last end
 	dropped0=$(rdma_counter notes_dropped)
-	echo 20 >/sys/kernel/debug/kvod/drop_notes
+	echo 20 >"$knob"
 	live_feed tve $((20 * PPC)) --start $((50 * PPC))
-	undropped=$(cat /sys/kernel/debug/kvod/drop_notes)
-	echo 0 >/sys/kernel/debug/kvod/drop_notes
+	undropped=$(cat "$knob")
+	echo 0 >"$knob"
 	"$KVODCTL" del tve
 	wait
 	r=$(cat "$RDMA_TMP/end.check")
@@ -172,7 +173,6 @@ fi
 
 # --- The drop_notes knob takes only a count ---------------------------
 # A negative count once made the server drop every note for good.
-knob=/sys/kernel/debug/kvod/drop_notes
 echo 3 >"$knob"
 knob_set() { { echo "$1" >"$knob"; } 2>/dev/null && echo taken || echo refused; }
 check_eq "drop_notes refuses -1 and 2^31 and keeps its count" "refused refused 3" \

@@ -18,6 +18,7 @@
 # $RDMA_TMP: TAG.check its check line, TAG.fetch kvod-fetch's stderr
 # (with its summary), TAG.rc kvod-fetch's status (0 for a channel that
 # ended), TAG.last the last packet it took ("none" before any).
+# $CHECK_ARGS must not carry --progress: live_tool.py takes play()'s.
 play() {
 	local name=$1 tag=$2 limit=()
 
