@@ -3,7 +3,8 @@
 #
 # Install everything kvod needs on a Debian bookworm machine: the Debian
 # 6.12 kernel (image, headers, source) from bookworm-backports, QEMU and
-# virtme-ng to boot it, the RDMA userspace, the build and lint tools, and
+# virtme-ng to boot it, the RDMA userspace, the build and lint tools,
+# clang and LLVM for the fuzz targets (make fuzz), and
 # the peers the benchmarks compare against.
 #
 # Idempotent: a second run with everything present only checks, and
@@ -31,6 +32,7 @@ APT_PKGS=(
 	ffmpeg vlc-bin vlc-plugin-base libvlccore-dev curl nginx-light jq ethtool tcpdump
 	procps psmisc
 	libmnl-dev libcap-dev pkg-config man-db shellcheck gnuplot-nox
+	clang llvm libclang-rt-dev
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64 iproute2)
 
