@@ -38,6 +38,7 @@
 #include <net/addrconf.h>
 
 #include "rdma.h"
+#include "rdma_parse.h"
 
 static unsigned int rdma_max_conns = 1024;
 module_param(rdma_max_conns, uint, 0644);
@@ -153,33 +154,6 @@ static int conn_reject(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
 	return -ECONNREFUSED;
 }
 
-/* Versioned private data first: magic, version, then the name. */
-static u8 parse_request(const struct rdma_conn_param *p,
-			char name[KVOD_NAME_MAX], u8 *flags)
-{
-	const struct kvod_rdma_req *req = p->private_data;
-	size_t room, len;
-
-	if (!req || p->private_data_len < sizeof(*req) + 1)
-		return KVOD_RDMA_BAD_REQUEST;
-	if (be32_to_cpu(req->magic) != KVOD_RDMA_MAGIC)
-		return KVOD_RDMA_BAD_REQUEST;
-	if (req->version != KVOD_RDMA_VERSION)
-		return KVOD_RDMA_BAD_VERSION;
-	if (memchr_inv(req->reserved, 0, sizeof(req->reserved)) ||
-	    (req->flags & ~KVOD_RDMA_REQ_NOTIFY))
-		return KVOD_RDMA_BAD_REQUEST;
-	*flags = req->flags;
-
-	room = p->private_data_len - sizeof(*req);
-	len = strnlen(req->name, room);
-	if (len == room || len >= KVOD_NAME_MAX)
-		return KVOD_RDMA_BAD_REQUEST;	/* not terminated */
-	memcpy(name, req->name, len + 1);
-	memset(name + len + 1, 0, KVOD_NAME_MAX - len - 1);
-	return kvod_name_valid(name) ? KVOD_RDMA_OK : KVOD_RDMA_BAD_REQUEST;
-}
-
 /* Whether kvod serves on @dev: from add() until remove() starts. */
 static bool device_serving(struct ib_device *dev)
 {
@@ -249,7 +223,9 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	struct kvod_movie *movie;
 	u8 status, flags;
 
-	status = parse_request(&ev->param.conn, name, &flags);
+	status = kvod_rdma_parse_request(ev->param.conn.private_data,
+					 ev->param.conn.private_data_len,
+					 name, &flags);
 	if (status)
 		return conn_reject(rl, id, status);
 	movie = kvod_movie_open(name);
