@@ -23,7 +23,8 @@
  * The head's layout is the server's word, and we size our buffer and its
  * registration by it and index the entries with it: so it is checked
  * first (kvod_live_head_check(), lib/rdma_check.c), and a head no kvod
- * server builds ends the run.
+ * server builds ends the run. A note is read by kvod_live_note_check()
+ * there too.
  */
 #include "kvod-fetch.h"
 #include "lib/rdma_check.h"
@@ -60,32 +61,32 @@ struct live {
  */
 static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc)
 {
-	int i = kvod_note_slot(wc->wr_id);
-	const struct kvod_rdma_live_note *n;
+	int i = kvod_note_slot(wc->wr_id), kind;
+	uint32_t len;
 	uint64_t seq;
+	char why[64];
 
 	if (i < 0)
 		return 0;
-	n = &f->c.notes[i];
-	seq = be64toh(n->seq);
 	if (wc->status != IBV_WC_SUCCESS) {
 		fprintf(stderr, "kvod-fetch: live: note: %s\n",
 			ibv_wc_status_str(wc->status));
 		return -1;
 	}
-	if (wc->byte_len != sizeof(*n)) {
-		fprintf(stderr, "kvod-fetch: live: a note of %u bytes\n",
-			wc->byte_len);
+	kind = kvod_live_note_check(&f->c.notes[i], wc->byte_len, l->nr, &seq,
+				    &len, why, sizeof(why));
+	if (kind < 0) {
+		fprintf(stderr, "kvod-fetch: live: %s\n", why);
 		return -1;
 	}
 	f->live_notes++;
-	if (be32toh(n->flags) & KVOD_RDMA_LIVE_ENDED) {
+	if (kind == KVOD_NOTE_ENDED) {
 		l->end_noted = 1;
-	} else if (l->nr && be32toh(n->index) == seq % l->nr) {
+	} else if (kind == KVOD_NOTE_CHUNK) {
 		if (seq + 1 > l->known)
 			l->known = seq + 1;
 		l->note_seq = seq;
-		l->note_len = be32toh(n->len);
+		l->note_len = len;
 	}
 	if (kvod_note_repost(&f->c, i)) {
 		fprintf(stderr, "kvod-fetch: live: %s\n", f->c.err);

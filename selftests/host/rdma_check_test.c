@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvod_live_head_check() and kvod_table_check() (tools/lib/rdma_check.c),
+ * kvod_live_head_check(), kvod_table_check(), kvod_accept_check(),
+ * kvod_table_parse() and kvod_live_note_check() (tools/lib/rdma_check.c),
  * the RDMA clients' checks of what a server sends, on the host: no
  * module, no device. One KTAP result per case.
  *
@@ -245,6 +246,124 @@ TEST_F(table, check)
 		       variant->len, why[0] ? why : "accepted");
 	if (!variant->ok)
 		EXPECT_NE(0, why[0]);
+}
+
+/* --- The accept, the table as READ, notes ------------------------------- */
+
+static void set_reply(struct kvod_rdma_reply *r, uint32_t magic,
+		      uint8_t version, uint8_t status)
+{
+	memset(r, 0, sizeof(*r));
+	r->magic = htobe32(magic);
+	r->version = version;
+	r->status = status;
+	r->flags = htobe16(KVOD_RDMA_LIVE);
+	r->movie_size = htobe64(GiB);
+	r->table_len = htobe32(SEGS(1024));
+	r->nr_segments = htobe32(1024);
+}
+
+TEST(accept)
+{
+	struct kvod_rdma_reply r;
+	struct kvod_accept a;
+	char why[160] = "";
+
+	set_reply(&r, KVOD_RDMA_MAGIC, KVOD_RDMA_VERSION, KVOD_RDMA_OK);
+	ASSERT_EQ(0, kvod_accept_check(&r, sizeof(r), &a, why, sizeof(why)))
+		TH_LOG("%s", why);
+	EXPECT_EQ(KVOD_RDMA_LIVE, a.flags);
+	EXPECT_EQ(GiB, a.movie_size);
+	EXPECT_EQ(1024U, a.nr_segments);
+	EXPECT_EQ(SEGS(1024), a.table_len);
+	/* More private data than the reply (IB pads it): fine. */
+	EXPECT_EQ(0, kvod_accept_check(&r, 56, &a, why, sizeof(why)));
+
+	EXPECT_EQ(-1, kvod_accept_check(NULL, 0, &a, why, sizeof(why)));
+	EXPECT_EQ(-1, kvod_accept_check(&r, sizeof(r) - 1, &a, why,
+					sizeof(why)));
+	EXPECT_STREQ("accept carries 39 bytes of private data, need 40", why);
+	set_reply(&r, KVOD_RDMA_MAGIC + 1, KVOD_RDMA_VERSION, KVOD_RDMA_OK);
+	EXPECT_EQ(-1, kvod_accept_check(&r, sizeof(r), &a, why, sizeof(why)));
+	set_reply(&r, KVOD_RDMA_MAGIC, KVOD_RDMA_VERSION + 1, KVOD_RDMA_OK);
+	EXPECT_EQ(-1, kvod_accept_check(&r, sizeof(r), &a, why, sizeof(why)));
+	set_reply(&r, KVOD_RDMA_MAGIC, KVOD_RDMA_VERSION, KVOD_RDMA_BUSY);
+	EXPECT_EQ(-1, kvod_accept_check(&r, sizeof(r), &a, why, sizeof(why)));
+	EXPECT_STREQ("accept: version 1 status 2", why);
+}
+
+static void set_seg(struct kvod_rdma_segment *t, uint64_t off, uint64_t len)
+{
+	memset(t, 0, sizeof(*t));
+	t->offset = htobe64(off);
+	t->length = htobe64(len);
+	t->addr = htobe64(0x1000 + off);
+	t->rkey = htobe32(7);
+}
+
+TEST(table_parse)
+{
+	struct kvod_rdma_segment t[3];
+	struct kvod_seg segs[3];
+	char why[160] = "";
+
+	set_seg(&t[0], 0, 4096);
+	set_seg(&t[1], 4096, 4096);
+	set_seg(&t[2], 8192, 1);
+	ASSERT_EQ(0, kvod_table_parse(t, 3, 8193, segs, why, sizeof(why)))
+		TH_LOG("%s", why);
+	EXPECT_EQ(8192ULL, segs[2].offset);
+	EXPECT_EQ(0x1000ULL + 8192, segs[2].addr);
+	EXPECT_EQ(7U, segs[2].rkey);
+	/* Short of the movie, past it, a gap, an empty segment. */
+	EXPECT_EQ(-1, kvod_table_parse(t, 3, 8194, segs, why, sizeof(why)));
+	EXPECT_STREQ("segments cover 8193 of 8194 bytes", why);
+	EXPECT_EQ(-1, kvod_table_parse(t, 3, 8192, segs, why, sizeof(why)));
+	set_seg(&t[1], 4097, 4095);
+	EXPECT_EQ(-1, kvod_table_parse(t, 3, 8193, segs, why, sizeof(why)));
+	set_seg(&t[1], 4096, 0);
+	EXPECT_EQ(-1, kvod_table_parse(t, 3, 8193, segs, why, sizeof(why)));
+	/* A length that would wrap the offset. */
+	set_seg(&t[1], 4096, UINT64_MAX - 4095);
+	EXPECT_EQ(-1, kvod_table_parse(t, 3, UINT64_MAX, segs, why,
+				       sizeof(why)));
+}
+
+static void set_note(struct kvod_rdma_live_note *n, uint64_t seq,
+		     uint32_t index, uint32_t len, uint32_t flags)
+{
+	memset(n, 0, sizeof(*n));
+	n->seq = htobe64(seq);
+	n->index = htobe32(index);
+	n->len = htobe32(len);
+	n->flags = htobe32(flags);
+}
+
+TEST(note)
+{
+	struct kvod_rdma_live_note n;
+	uint64_t seq = 0;
+	uint32_t len = 0;
+	char why[64] = "";
+
+	set_note(&n, 13, 5, 1316, 0);
+	EXPECT_EQ(KVOD_NOTE_CHUNK, kvod_live_note_check(&n, sizeof(n), 8, &seq,
+							&len, why, sizeof(why)));
+	EXPECT_EQ(13ULL, seq);
+	EXPECT_EQ(1316U, len);
+	/* The slot of another ring, or before the ring is known. */
+	EXPECT_EQ(KVOD_NOTE_IGNORED, kvod_live_note_check(&n, sizeof(n), 7,
+							  &seq, &len, why,
+							  sizeof(why)));
+	EXPECT_EQ(KVOD_NOTE_IGNORED, kvod_live_note_check(&n, sizeof(n), 0,
+							  &seq, &len, why,
+							  sizeof(why)));
+	set_note(&n, KVOD_RDMA_LIVE_NONE, 0, 0, KVOD_RDMA_LIVE_ENDED);
+	EXPECT_EQ(KVOD_NOTE_ENDED, kvod_live_note_check(&n, sizeof(n), 8, &seq,
+							&len, why, sizeof(why)));
+	EXPECT_EQ(-1, kvod_live_note_check(&n, sizeof(n) - 1, 8, &seq, &len,
+					   why, sizeof(why)));
+	EXPECT_STREQ("a note of 23 bytes", why);
 }
 
 TEST_HARNESS_MAIN

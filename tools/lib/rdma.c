@@ -388,29 +388,23 @@ static unsigned int granted_depth(const struct kvod_conn *c,
 
 static int decode_accept(struct kvod_conn *c, const struct rdma_cm_event *ev)
 {
-	const struct kvod_rdma_reply *r = ev->param.conn.private_data;
+	struct kvod_accept a;
 	char why[160];
 
-	if (!r || ev->param.conn.private_data_len < sizeof(*r))
-		return fail(c, KVOD_FAIL_PROTOCOL,
-			    "accept carries %u bytes of private data, need %zu",
-			    ev->param.conn.private_data_len, sizeof(*r));
-	if (be32toh(r->magic) != KVOD_RDMA_MAGIC)
-		return fail(c, KVOD_FAIL_PROTOCOL, "accept: bad magic 0x%08x",
-			    be32toh(r->magic));
-	if (r->version != KVOD_RDMA_VERSION || r->status != KVOD_RDMA_OK)
-		return fail(c, KVOD_FAIL_PROTOCOL,
-			    "accept: version %u status %u", r->version, r->status);
+	if (kvod_accept_check(ev->param.conn.private_data,
+			      ev->param.conn.private_data_len, &a, why,
+			      sizeof(why)))
+		return fail(c, KVOD_FAIL_PROTOCOL, "%s", why);
 	c->initiator_depth = granted_depth(c, ev);
 	if (!c->initiator_depth)
 		return fail(c, KVOD_FAIL_PROTOCOL,
 			    "the server granted no READ resources");
-	c->reply_flags = be16toh(r->flags);
-	c->movie_size = be64toh(r->movie_size);
-	c->table_addr = be64toh(r->table_addr);
-	c->table_rkey = be32toh(r->table_rkey);
-	c->table_len = be32toh(r->table_len);
-	c->nr_segments = be32toh(r->nr_segments);
+	c->reply_flags = a.flags;
+	c->movie_size = a.movie_size;
+	c->table_addr = a.table_addr;
+	c->table_rkey = a.table_rkey;
+	c->table_len = a.table_len;
+	c->nr_segments = a.nr_segments;
 	/* The table's size is the server's word: bound it before table_post(). */
 	if (kvod_table_check(c->movie_size, c->nr_segments, c->table_len,
 			     why, sizeof(why)))
@@ -651,9 +645,7 @@ static int table_post(struct kvod_conn *c)
  */
 static int table_done(struct kvod_conn *c, const struct ibv_wc *wc)
 {
-	struct kvod_rdma_segment *t = c->table;
-	uint64_t off = 0;
-	uint32_t i;
+	char why[160];
 
 	if (wc->status != IBV_WC_SUCCESS)
 		return fail(c, KVOD_FAIL_PROTOCOL, "READ of the segment table: %s",
@@ -661,27 +653,9 @@ static int table_done(struct kvod_conn *c, const struct ibv_wc *wc)
 	c->segs = calloc(c->nr_segments, sizeof(*c->segs));
 	if (!c->segs)
 		return fail(c, KVOD_FAIL_LOCAL, "out of memory");
-	for (i = 0; i < c->nr_segments; i++) {
-		struct kvod_seg *s = &c->segs[i];
-
-		s->offset = be64toh(t[i].offset);
-		s->addr = be64toh(t[i].addr);
-		s->length = be64toh(t[i].length);
-		s->rkey = be32toh(t[i].rkey);
-		if (s->offset != off || !s->length ||
-		    s->length > c->movie_size - off)
-			return fail(c, KVOD_FAIL_PROTOCOL,
-				    "segment %u: offset %llu length %llu, expected offset %llu",
-				    i, (unsigned long long)s->offset,
-				    (unsigned long long)s->length,
-				    (unsigned long long)off);
-		off += s->length;
-	}
-	if (off != c->movie_size)
-		return fail(c, KVOD_FAIL_PROTOCOL,
-			    "segments cover %llu of %llu bytes",
-			    (unsigned long long)off,
-			    (unsigned long long)c->movie_size);
+	if (kvod_table_parse(c->table, c->nr_segments, c->movie_size, c->segs,
+			     why, sizeof(why)))
+		return fail(c, KVOD_FAIL_PROTOCOL, "%s", why);
 	ibv_dereg_mr(c->table_mr);
 	c->table_mr = NULL;
 	free(c->table);

@@ -46,6 +46,8 @@
 #include <linux/kvod.h>
 #include <linux/kvod_rdma.h>
 
+#include "rdma_check.h"
+
 /*
  * REQ private data: a header and a name of up to KVOD_NAME_MAX bytes with
  * its NUL. iWARP (MPA, up to 512 bytes) carries all of it; IB CM carries
@@ -72,14 +74,6 @@ enum kvod_fail {
 	KVOD_FAIL_TOOLONG,	/* private data too long for the transport */
 	KVOD_FAIL_LOCAL,	/* a local verbs/rdma_cm call failed */
 	KVOD_FAIL_STOPPED,	/* the caller's stop flag was set */
-};
-
-/* One entry of the segment table, host byte order. */
-struct kvod_seg {
-	uint64_t offset;
-	uint64_t addr;
-	uint64_t length;
-	uint32_t rkey;
 };
 
 struct kvod_conn_opts {
