@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "kvod-fetch.h"
 #include "lib/http_host.h"
+#include "lib/http_response.h"
 #include "lib/seconds.h"
 
 #include <errno.h>
@@ -29,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -187,19 +187,6 @@ static int send_request(struct fetch *f, uint64_t off, uint64_t last)
 	return -1;
 }
 
-/* The value of header @name in the header block @head, or NULL. */
-static const char *header(const char *head, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = strstr(head, "\r\n");
-
-	for (; p && p[2] != '\r'; p = strstr(p + 2, "\r\n")) {
-		if (!strncasecmp(p + 2, name, n) && p[2 + n] == ':')
-			return p + 3 + n + strspn(p + 3 + n, " \t");
-	}
-	return NULL;
-}
-
 /* Read the response header; what came after it is f->h.pend. */
 static int read_head(struct fetch *f)
 {
@@ -234,62 +221,56 @@ static int read_head(struct fetch *f)
 	}
 	h->pend = end + 4;
 	h->pend_len = h->head + got - h->pend;
-	end[2] = '\0';		/* keep the last header's CRLF for header() */
+	end[2] = '\0';		/* keep the last field's CRLF (http_response.h) */
 	return 0;
 }
 
 /*
  * Check the response to a request for [@off, end of range) and learn the
- * movie's size from it: 206 with "Content-Range: bytes A-B/SIZE", or 200
- * for a request from 0 (a server that ignores Range sends the whole).
+ * movie's size from it (kvod_http_response()): 206 with "Content-Range:
+ * bytes A-B/SIZE", or 200 for a request from 0 (a server that ignores
+ * Range sends the whole).
  */
 static int check_head(struct fetch *f, uint64_t off)
 {
-	const char *h = f->h.head, *cr, *cl;
-	uint64_t a = 0, b = 0, size = 0;
-	int status;
+	const char *h = f->h.head;
+	struct kvod_http_resp r;
 
-	if (sscanf(h, "HTTP/1.%*[01] %d", &status) != 1) {
+	switch (kvod_http_response(h, off, &r)) {
+	case KVOD_HTTP_OK:
+		break;
+	case KVOD_HTTP_NOT_HTTP:
 		fprintf(stderr, "kvod-fetch: %s:%s: not an HTTP/1 response\n",
 			f->host, f->port);
 		return -1;
-	}
-	cr = header(h, "Content-Range");
-	if (status == 416 && cr && sscanf(cr, "bytes */%" SCNu64, &size) == 1) {
+	case KVOD_HTTP_UNSATISFIABLE:
 		fprintf(stderr, "kvod-fetch: %s: range beyond the movie's %" PRIu64 " bytes\n",
-			f->name, size);
+			f->name, r.size);
 		return -1;
-	}
-	if (status != 200 && status != 206) {
+	case KVOD_HTTP_STATUS:
 		fprintf(stderr, "kvod-fetch: %s: %.*s\n", f->name,
 			(int)strcspn(h, "\r"), h);
 		return -1;
-	}
-	if (header(h, "Transfer-Encoding")) {
+	case KVOD_HTTP_CODING:
 		fprintf(stderr, "kvod-fetch: %s: transfer codings are not supported\n",
 			f->name);
 		return -1;
-	}
-	cl = header(h, "Content-Length");
-	if (status == 206 ? !cr || sscanf(cr, "bytes %" SCNu64 "-%" SCNu64 "/%" SCNu64,
-					  &a, &b, &size) != 3 || a != off ||
-			    b < a || b >= size :
-			    off || !cl || sscanf(cl, "%" SCNu64, &size) != 1) {
+	default:
 		fprintf(stderr, "kvod-fetch: %s: the response does not answer a request for bytes %" PRIu64 "-\n",
 			f->name, off);
 		return -1;
 	}
 	if (!f->h.size) {
-		f->h.size = size;
+		f->h.size = r.size;
 		if (f->o->length == UINT64_MAX)
-			f->end = size;
-		else if (f->o->length <= size - off)
+			f->end = r.size;
+		else if (f->o->length <= r.size - off)
 			f->end = off + f->o->length;
 	}
-	if (!f->end || size != f->h.size ||
-	    (status == 206 ? b + 1 : size) < f->end) {
+	if (!f->end || r.size != f->h.size ||
+	    (r.status == 206 ? r.last + 1 : r.size) < f->end) {
 		fprintf(stderr, "kvod-fetch: %s: range beyond the movie's %" PRIu64 " bytes\n",
-			f->name, size);
+			f->name, r.size);
 		return -1;
 	}
 	return 0;
