@@ -16,6 +16,12 @@
 #   make install      install the modules and tools on this machine
 #   make bench        run the benchmarks, B=NAME for one of bench/NAME.sh
 #                     (methods and results: Documentation/benchmarks.rst)
+#   make fuzz         build the libFuzzer targets of selftests/fuzz with
+#                     clang and run each for FUZZ_SECONDS (default 180),
+#                     FUZZ_JOBS at a time (default 1), FUZZ_TARGETS="NAME..."
+#                     for some only; fails on any crash, leak or sanitizer
+#                     report, whose input is left in results/fuzz/NAME/
+#                     (Documentation/testing.rst, "Fuzzing")
 
 # The Debian 6.12 kernel we build and test against: the newest installed
 # 6.12 amd64 headers, unless KVER or KDIR says otherwise.
@@ -29,7 +35,7 @@ SETUP := tools/setup.sh
 
 .PHONY: all modules tools selftests check sparse checkpatch test demo \
 	install dkms-install bench clean setup debug-kernel debug-modules \
-	test-debug siw
+	test-debug siw fuzz
 
 all: modules tools
 
@@ -124,6 +130,13 @@ bench: setup
 	$(MAKE) all selftests
 	tools/run-bench $(B)
 
+FUZZ_SECONDS ?= 180
+FUZZ_JOBS ?= 1
+
+fuzz: setup
+	$(MAKE) -C selftests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS) \
+		FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_TARGETS="$(FUZZ_TARGETS)"
+
 install: modules tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	depmod -a $(KVER)
@@ -133,4 +146,5 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C tools clean
 	$(MAKE) -C selftests clean
+	$(MAKE) -C selftests/fuzz clean
 	rm -rf .sparse.log build
