@@ -50,7 +50,9 @@
  * restore the socket's callbacks under sk_callback_lock (after which none
  * of ours can run for this socket), shut the timer down, release the
  * socket, let go of the movie, drop the life reference. The last reference
- * unlinks the connection from its listener and frees it.
+ * unlinks the connection from its listener and frees it. A socket closed
+ * gracefully is left to TCP as an orphan that holds its namespace until
+ * TCP ends it (conn_may_orphan()); one that is aborted is reset.
  *
  * A listener's http_server outlives its connections: http_stop() restores
  * the listening socket's callback, cancels the accept work, releases the
@@ -259,6 +261,26 @@ static void conn_set_phase(struct http_conn *conn, enum http_phase phase)
 	mod_timer(&conn->timer, conn->deadline);
 }
 
+/*
+ * Whether TCP may keep the socket as an orphan after a graceful close,
+ * sending its FIN again until the client acknowledges it or
+ * tcp_orphan_retries runs out. tcp_close() stops the timers of a socket
+ * that does not hold its namespace, as accepted kernel sockets do not, so
+ * such an orphan would neither retransmit nor die. So it holds the
+ * namespace from here on, as a userspace server's socket does; in a
+ * namespace already going away it is reset instead.
+ */
+static bool conn_may_orphan(struct sock *sk)
+{
+	struct net *net = sock_net(sk);
+
+	if (!maybe_get_net(net))
+		return false;
+	sk_net_refcnt_upgrade(sk);
+	put_net(net);
+	return true;
+}
+
 /* Tear the connection down; see "Lifetimes" at the top. */
 static void conn_close(struct http_conn *conn, bool abort)
 {
@@ -272,7 +294,7 @@ static void conn_close(struct http_conn *conn, bool abort)
 	write_unlock_bh(&sk->sk_callback_lock);
 
 	timer_shutdown_sync(&conn->timer);
-	if (abort)
+	if (abort || !conn_may_orphan(sk))
 		sock_no_linger(sk);
 	sock_release(conn->sock);
 	conn->sock = NULL;
