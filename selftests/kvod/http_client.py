@@ -50,6 +50,13 @@ only. It speaks no kvod ioctl: the tests use kvodctl for that. Commands
                                              (still open at --give-up), or
                                              "cut"/"corrupt", then the bytes
                                              and seconds
+  hold HOST PORT NAME HOW SECONDS            one connection that the server
+                                             closes, held open for SECONDS so
+                                             that the client's TCP answers;
+                                             HOW: "eof" (shut the write side
+                                             at once) or "idle" (a HEAD of
+                                             NAME, then nothing); prints
+                                             "ready" once HOW is done
   refused HOST PORT N [CMD]                  open N connections at once, send
                                              nothing, run the shell command CMD
                                              if given; print how many got a 503
@@ -479,6 +486,21 @@ def refused(host, port, n, cmd=None):
     return 0
 
 
+def hold(host, port, name, how, seconds):
+    s = connect(host, port, timeout=60)
+    if how == "idle":
+        s.sendall(f"HEAD /{name} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+        Reader(s).response(head_only=True)
+    elif how == "eof":
+        s.shutdown(socket.SHUT_WR)
+    else:
+        raise ValueError(how)
+    print("ready", flush=True)
+    time.sleep(float(seconds))
+    s.close()
+    return 0
+
+
 def main(argv):
     cmds = {
         "status": lambda a: status(*a),
@@ -494,6 +516,7 @@ def main(argv):
         "idle": lambda a: idle(*a),
         "reader": lambda a: reader_main(*a),
         "refused": lambda a: refused(*a),
+        "hold": lambda a: hold(*a),
     }
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)

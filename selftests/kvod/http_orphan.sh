@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A connection kvod closes gracefully leaves TCP an orphan that must still
+# get its FIN acknowledged. TCP keeps such an orphan of a kernel socket
+# alive only if it holds its namespace: here the client's side drops
+# every FIN the server sends (a u32 filter on lo's egress counts them),
+# and the server must send it again and give the orphan up within
+# tcp_orphan_retries, both when the client half-closes (LAST-ACK) and
+# when an idle keep-alive connection times out (FIN-WAIT-1). A namespace
+# whose listener leaves such an orphan behind is still dismantled, once
+# the orphan is gone.
+#
+# timeout: 600
+
+HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+# shellcheck source=selftests/kvod/http_lib.bash
+. "$HERE/http_lib.bash"
+
+P=/sys/module/kvod/parameters
+NS=kvod-orphan-$$
+RETRIES=5
+# An orphan with 5 retries is given up about 25 s after its first FIN.
+DIES=$(time_limit 60)
+# The clients outlive every check: one that closes sends a FIN of its own,
+# which would wake the server's orphan.
+HOLD=3600
+
+in_ns() {
+	ip netns exec "$NS" "$@"
+}
+
+# fins_dropped: how many FINs from port $HTTP_PORT lo dropped so far.
+fins_dropped() {
+	in_ns tc -s -j filter show dev lo egress |
+		jq '[.[] | select(.pref == 1) | .options.actions[]? |
+			.stats.packets] | add // 0'
+}
+
+# orphans STATE: kvod's sockets in STATE (ss's name).
+orphans() {
+	in_ns ss -tanH state "$1" "( sport = :$HTTP_PORT )" | wc -l
+}
+
+cleanup() {
+	kill "${holders[@]}" 2>/dev/null
+	wait
+	ip netns del "$NS" 2>/dev/null
+	http_cleanup
+}
+
+holders=()
+trap cleanup EXIT
+
+ktap_header
+ktap_plan 7
+
+# The server and its clients in a namespace of their own, on its lo:
+# - lo's egress drops every FIN sent from port $HTTP_PORT (pref 1);
+# - the route acknowledges at once (quickack), so that the server's ACK
+#   of a client's FIN leaves before kvod closes, not with the FIN that
+#   is dropped: the client then has nothing to send again, which would
+#   wake the server's orphan;
+# - orphans get $RETRIES retries, and the clients' FIN-WAIT-2 3 s.
+# shellcheck disable=SC2119 # no module parameters
+kvod_load || ktap_bail_out "cannot load kvod.ko"
+{ ip netns add "$NS" &&
+	in_ns ip link set lo up &&
+	in_ns ip route change table local local 127.0.0.1 dev lo \
+		proto kernel scope host src 127.0.0.1 quickack 1 &&
+	in_ns sysctl -qw net.ipv4.tcp_orphan_retries=$RETRIES \
+		net.ipv4.tcp_fin_timeout=3 &&
+	in_ns tc qdisc add dev lo clsact &&
+	in_ns tc filter add dev lo egress protocol ip pref 1 u32 \
+		match ip protocol 6 0xff \
+		match ip sport "$HTTP_PORT" 0xffff \
+		match u8 0x01 0x01 at 33 action drop &&
+	in_ns "$KVODCTL" listen http "$HTTP_ADDR:$HTTP_PORT" &&
+	http_movie m.ts 1; } ||
+	ktap_bail_out "cannot set up namespace $NS"
+
+# orphan HOW STATE: a connection the server closes (http_client.py hold
+# HOW), its FINs dropped; checks that TCP sends the FIN again while the
+# socket is in STATE, then gives it up.
+orphan() {
+	local how=$1 state=$2 fins0 fins seen=yes
+
+	fins0=$(fins_dropped)
+	# Not through in_ns(): $! must be the client, for kill to end it.
+	ip netns exec "$NS" "${HC[@]}" hold "$HTTP_ADDR" "$HTTP_PORT" m.ts \
+		"$how" "$HOLD" >"$TMP/$how" &
+	holders+=($!)
+	wait_test "$(time_limit 60)" -ge 1 orphans "$state" || seen=no
+	wait_test "$DIES" -ge $((fins0 + RETRIES)) fins_dropped
+	fins=$(($(fins_dropped) - fins0))
+	ktap_print_msg "$how: $fins FINs sent; $state seen: $seen"
+	check_eq "$state: the server's socket, in it, sends its FIN again" \
+		"yes yes" \
+		"$seen $([ "$fins" -ge $RETRIES ] && echo yes || echo no)"
+	wait_test "$DIES" = 0 orphans "$state"
+	check_eq "$state: the orphan is gone within tcp_orphan_retries" 0 \
+		"$(orphans "$state")"
+}
+
+# The client half-closes: the server answers with its FIN (LAST-ACK).
+orphan eof last-ack
+# A keep-alive connection idle past http_idle_timeout (FIN-WAIT-1).
+echo 1 >"$P/http_idle_timeout"
+orphan idle fin-wait-1
+echo 60 >"$P/http_idle_timeout"
+check_eq "the listener counted both connections" 2 \
+	"$(http_counter accepted)"
+kill "${holders[@]}"
+wait
+
+# An orphan left when the namespace goes: the namespace is dismantled
+# (its listener stopped) once TCP gave the orphan up, not held for ever.
+in_ns "${HC[@]}" hold "$HTTP_ADDR" "$HTTP_PORT" m.ts eof 1 >"$TMP/ns"
+check_eq "the last client was answered" ready "$(cat "$TMP/ns")"
+ip netns del "$NS"
+wait_test "$((DIES * 2))" = "" http_counters "$HTTP_ADDR" "$HTTP_PORT"
+check_eq "the namespace is dismantled once its orphan is gone" "" \
+	"$(http_counters "$HTTP_ADDR" "$HTTP_PORT")"
+
+"$KVODCTL" del m.ts
+kvod_unload
+ktap_finish
