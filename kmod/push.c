@@ -72,6 +72,7 @@
 
 #include <linux/bvec.h>
 #include <linux/delay.h>
+#include <linux/errqueue.h>
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
@@ -140,6 +141,7 @@
  * @loops: restarts at the movie's beginning
  * @late: packets handed over after their time
  * @errors: packets the socket refused
+ * @icmp_errors: ICMP errors taken off the socket's error queue
  * @hdrs: page fragments for RTP headers; used by @work only, drained at
  *	release (packets in flight hold their own page references)
  * @live: a live channel's push: see the top of the file; the rest only
@@ -176,6 +178,7 @@ struct kvod_push {
 	atomic64_t loops;
 	atomic64_t late;
 	atomic64_t errors;
+	atomic64_t icmp_errors;
 	struct page_frag_cache hdrs;
 	struct {
 		struct wait_queue_entry wait;
@@ -241,6 +244,29 @@ static void rtp_header(const struct kvod_push *p, u64 sched, u8 *h)
 	put_unaligned_be32(p->ssrc, h + 8);
 }
 
+/*
+ * With IP_RECVERR an ICMP error for the destination (a port unreachable
+ * while nobody listens there) is queued on the socket's error queue and
+ * fails the next send, and nobody reads that queue. Take what is queued
+ * off, counting the ICMP errors, which also clears the socket's error.
+ * Whether there was anything.
+ */
+static bool push_drain_errors(struct kvod_push *p)
+{
+	struct sk_buff *skb;
+	bool any = false;
+
+	while ((skb = sock_dequeue_err_skb(p->sock->sk))) {
+		u8 origin = SKB_EXT_ERR(skb)->ee.ee_origin;
+
+		if (origin == SO_EE_ORIGIN_ICMP || origin == SO_EE_ORIGIN_ICMP6)
+			atomic64_inc(&p->icmp_errors);
+		kfree_skb(skb);
+		any = true;
+	}
+	return any;
+}
+
 /* Send packet p->k, @sched ns into the schedule, @len bytes from p->offset. */
 static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 			 ktime_t now)
@@ -259,6 +285,7 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 	u8 *hdr;
 	int ret;
 
+	push_drain_errors(p);
 	hdr = page_frag_alloc(&p->hdrs, PUSH_RTP_HDR,
 			      GFP_KERNEL | __GFP_NOWARN);
 	if (!hdr)
@@ -283,6 +310,9 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 	page_frag_free(hdr);	/* an skb that took it holds its own */
 	if (ret == -EAGAIN)
 		return ret;	/* socket buffer full: retry this packet later */
+	/* An ICMP error that came after the drain failed it: again later. */
+	if (ret < 0 && push_drain_errors(p))
+		return -EAGAIN;
 	/*
 	 * The qdisc dropped it (IP_RECVERR): retry while that may be for
 	 * want of room, but not once it is a window late, as a drop for
@@ -749,6 +779,7 @@ static void push_fill_info(struct kvod_push *p, struct kvod_push_info *info)
 	info->loops = atomic64_read(&p->loops);
 	info->late = atomic64_read(&p->late);
 	info->errors = atomic64_read(&p->errors);
+	info->icmp_errors = atomic64_read(&p->icmp_errors);
 }
 
 /**

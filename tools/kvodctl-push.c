@@ -153,6 +153,7 @@ void show_pushes_json(struct json *j, const char *key,
 		json_u64(j, "loops", v[i].loops);
 		json_u64(j, "late", v[i].late);
 		json_u64(j, "errors", v[i].errors);
+		json_u64(j, "icmp_errors", v[i].icmp_errors);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

@@ -411,6 +411,9 @@ struct kvod_push_ref {
  * @errors: packets skipped: the socket refused them, or the qdisc still
  *	dropped them once they were a window late (its drops are retried
  *	until then)
+ * @icmp_errors: ICMP errors the destination sent back (a port unreachable
+ *	while nobody listens there, say); none costs a packet. 0 from a
+ *	kernel that did not count them
  * @reserved: 0
  *
  * KVOD_IOC_PUSH_LIST takes a struct kvod_movie_list, with the same rules,
@@ -432,7 +435,8 @@ struct kvod_push_info {
 	__u64 loops;
 	__u64 late;
 	__u64 errors;
-	__u64 reserved[4];
+	__u64 icmp_errors;
+	__u64 reserved[3];
 };
 
 #define KVOD_PUSH_INFO_SIZE_VER0	192
