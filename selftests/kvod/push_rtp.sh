@@ -3,10 +3,11 @@
 #
 # kvod's paced push through tsock: kvodctl push/stop/list, the RTP format,
 # pacing measured at the veth peer, ffprobe decoding the stream as a real
-# client, looping, drops returned (to a v4-mapped address too), a 1 ms
-# window without a busy wait, CLOCK_TAI steps back and forward, a movie
-# deleted while pushed, a namespace deleted under a push, module unload
-# with a push running, and the errors.
+# client, looping, drops returned (to a v4-mapped address too), ICMP
+# errors taken off the socket, a 1 ms window without a busy wait,
+# CLOCK_TAI steps back and forward, a movie deleted while pushed, a
+# namespace deleted under a push, module unload with a push running, and
+# the errors.
 #
 # timeout: 600
 
@@ -16,7 +17,7 @@
 . "$(dirname "$0")/../lib/ftrace.sh"
 
 ktap_header
-ktap_plan 38
+ktap_plan 40
 
 TMP=$(mktemp -d)
 RMEM_MAX=$(sysctl -n net.core.rmem_max)
@@ -127,6 +128,22 @@ check_cmp "a looping push starts over" \
 check_ok "stop it" "$KVODCTL" stop "$id"
 check_eq "gone from the list" 0 "$(pushes)"
 check_says "stop twice" "no such push" "$KVODCTL" stop "$id"
+
+# --- ICMP errors from the destination cost no packet ---
+# Nobody listens on 5010, and the receiver's ICMP rate limit is off: every
+# packet comes back as a port unreachable, which IP_RECVERR queues on the
+# push's socket. Unless kvod takes them off, each fails the next send.
+rx sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_per_sec=100000
+id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5010" --loop --rate $((RATE * 8)))
+sleep 3
+push_json=$("$KVODCTL" list --json | jq -c '.pushes[0]')
+"$KVODCTL" stop "$id"
+ktap_print_msg "push to a closed port: $push_json"
+check_cmp "to a closed port: port unreachables come back and are counted" \
+	"$(jq -r .icmp_errors <<<"$push_json")" ">=" "$NPKT"
+check_eq "... and cost no packet" "0 yes" \
+	"$(jq -r "\(.errors) \(if .packets >= $((NPKT * 2)) then \"yes\" else \"no\" end)" \
+	<<<"$push_json")"
 
 # --- a qdisc that drops every packet for good: the push goes on ---
 # TAI times into this CLOCK_MONOTONIC tsock are all dropped (drop_clock),
