@@ -5,8 +5,9 @@
  * and the VLC module use on what the user gives them) and the Host header
  * kvod-fetch writes from the host and port they return (kvod_http_host(),
  * tools/lib/http_host.c). The input is a URL, or, if it does not start
- * with "rdma://", a HOST[:PORT] as the http:// URL and kvod-proxy's
- * --server hand it over, with kvod-fetch's buffer sizes.
+ * with "rdma://", the rest of an http:// URL, whose HOST[:PORT] up to the
+ * first slash is handed over as tools/fetch-http.c does, with
+ * kvod-fetch's buffer sizes.
  *
  * Besides memory safety: what passes has a host and a port of 1..65535
  * in decimal, a URL a name without a slash, and the Host header is the
@@ -53,8 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_host_header(host, port);
 		}
 	} else if (size) {
-		if (!kvod_parse_server(s, strlen(s), host, sizeof(host), port,
-				       sizeof(port))) {
+		/* As fetch-http.c does: up to the path, which follows. */
+		if (!kvod_parse_server(s, strcspn(s, "/"), host, sizeof(host),
+				       port, sizeof(port))) {
 			FUZZ_CHECK(strlen(host) && strlen(host) < sizeof(host));
 			check_port(port);
 			check_host_header(host, port);
