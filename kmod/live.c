@@ -39,7 +39,8 @@
  * the others are the slots. When a chunk is complete the writer copies it
  * into its mirror slot, seqlock-style: slot entry's seq to
  * KVOD_RDMA_LIVE_NONE, the bytes, the length, then the chunk's number,
- * then the head's next_seq. A client READs the entry again after the
+ * then, under @lock and only while the channel has not ended, the head's
+ * next_seq. A client READs the entry again after the
  * bytes, and keeps them only if it still names the chunk
  * (<linux/kvod_rdma.h>). One copy per chunk, whatever the clients.
  *
@@ -109,7 +110,8 @@ struct kvod_live_slot {
  * @overruns: chunks readers skipped
  * @swaps: slot pages replaced because somebody still held them
  * @head: the RDMA mirror's head, followed by its slot entries; NULL
- *	without KVOD_LIVE_RDMA; written under @wlock only
+ *	without KVOD_LIVE_RDMA; the entries written under @wlock, the
+ *	head's @next_seq and @flags under @lock
  * @mirror: the mirror's slots (the movie's chunks after the head's)
  * @slots: the ring
  */
@@ -214,12 +216,13 @@ static int mirror_alloc(struct kvod_movie *movie, struct kvod_live *ch)
 
 /*
  * The writer, under @wlock: copy chunk @seq of @len bytes from @src into
- * its mirror slot, in the order <linux/kvod_rdma.h> describes. A client's
- * READ may see any of these stores, so each is one aligned store, and
- * the barriers keep the order between them.
+ * its mirror slot, in the order <linux/kvod_rdma.h> describes; the head
+ * counts it later (chunk_complete()). A client's READ may see any of
+ * these stores, so each is one aligned store, and the barriers keep the
+ * order between them.
  */
-static void mirror_publish(struct kvod_live *ch, u64 seq, struct page *src,
-			   u32 len)
+static void mirror_fill(struct kvod_live *ch, u64 seq, struct page *src,
+			u32 len)
 {
 	u32 i = live_slot(ch, seq) - ch->slots;
 	struct kvod_rdma_live_slot *e = mirror_entry(ch, i);
@@ -233,12 +236,9 @@ static void mirror_publish(struct kvod_live *ch, u64 seq, struct page *src,
 	dma_wmb();
 	memcpy(page_address(ch->mirror[i].page), page_address(src), len);
 	WRITE_ONCE(e->len, cpu_to_be32(len));
-	/* ...names the chunk only once all of it is there... */
+	/* ...and names the chunk only once all of it is there. */
 	dma_wmb();
 	WRITE_ONCE(e->seq, cpu_to_be64(seq));
-	/* ...and the head counts it only once the entry names it. */
-	dma_wmb();
-	WRITE_ONCE(ch->head->next_seq, cpu_to_be64(seq + 1));
 }
 
 static int create_check(const struct kvod_live_create *req)
@@ -345,19 +345,19 @@ void kvod_live_end(struct kvod_live *ch)
 		.ended = true,
 	};
 
+	/*
+	 * No chunk is published after this (chunk_complete() looks under
+	 * @lock), so the mirror's head says ENDED after the last chunk it
+	 * counts. DEL does not wait for the writer, which may sit in a page
+	 * fault for ever: it gets EPIPE when it goes on.
+	 */
 	spin_lock(&ch->lock);
 	WRITE_ONCE(ch->ended, true);	/* read locklessly by the writer */
-	spin_unlock(&ch->lock);
-	/*
-	 * The writer stops at its next chunk; the mirror says so first,
-	 * after any chunk the writer is publishing (so a writer stuck in
-	 * copy_from_iter() holds DEL here).
-	 */
 	if (ch->head) {
-		mutex_lock(&ch->wlock);
+		dma_wmb();
 		WRITE_ONCE(ch->head->flags, cpu_to_be32(KVOD_RDMA_LIVE_ENDED));
-		mutex_unlock(&ch->wlock);
 	}
+	spin_unlock(&ch->lock);
 	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
 }
 
@@ -389,7 +389,10 @@ static int slot_claim(struct kvod_live *ch)
 	return 0;
 }
 
-/* The writer: chunk @next_seq holds @len bytes; publish it. */
+/*
+ * The writer: chunk @next_seq holds @len bytes; publish it, unless the
+ * channel ended meanwhile.
+ */
 static void chunk_complete(struct kvod_live *ch, u32 len)
 {
 	struct kvod_live_slot *slot = live_slot(ch, ch->next_seq);
@@ -400,13 +403,22 @@ static void chunk_complete(struct kvod_live *ch, u32 len)
 	};
 
 	if (ch->head)
-		mirror_publish(ch, ch->next_seq, slot->page, len);
+		mirror_fill(ch, ch->next_seq, slot->page, len);
 
+	ch->fill = 0;
 	spin_lock(&ch->lock);
+	if (ch->ended) {
+		spin_unlock(&ch->lock);
+		return;
+	}
+	if (ch->head) {
+		/* The head counts the chunk only once its entry names it. */
+		dma_wmb();
+		WRITE_ONCE(ch->head->next_seq, cpu_to_be64(ch->next_seq + 1));
+	}
 	slot->len = len;
 	slot->seq = ch->next_seq++;
 	spin_unlock(&ch->lock);
-	ch->fill = 0;
 	/* Watchers run now, in the writer's context: they only queue. */
 	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
 }
@@ -641,9 +653,9 @@ int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
  * The wake function runs in the writer's context (or DEL's), under the
  * wait queue's lock with interrupts off, with a struct kvod_live_event as
  * its key: it must not sleep, and should only queue work. Wake-ups come
- * in the order of the chunks; the end's comes after the last chunk's on
- * a channel with the RDMA mirror (DEL takes @wlock), and may come before
- * it without. The event is the writer's, valid only during the call.
+ * in the order of the chunks; the end's may come before the last chunk's,
+ * as DEL does not wait for the writer, but no chunk is published after
+ * the end. The event is the writer's, valid only during the call.
  */
 void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait)
 {
