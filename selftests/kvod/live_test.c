@@ -4,16 +4,21 @@
  * every rejection the uapi header documents but ENOMEM (fault_ioctl_test.c
  * injects that), each leaving the catalog as it was, the feed fd's file
  * semantics, chunk completion as INFO shows it, DEL of a channel with a
- * writer, and the resident accounting.
+ * writer (one stuck in a page fault too), and the resident accounting.
  *
  * Runs only inside the tools/vm-run guest, on a module it loads itself
  * (kvod_main.h). What readers see is for live_http.sh.
  */
 #define _GNU_SOURCE
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
 
 #include "kvod_util.h"
 #include "kselftest_harness.h"
@@ -494,6 +499,107 @@ TEST_F(live, del_ends_the_writer)
 	ASSERT_EQ(0, kvod_stats(self->dev, &st));
 	EXPECT_EQ(0U, st.zombies);
 	EXPECT_EQ(4 * 4096ULL, st.resident);
+}
+
+struct stuck_write {
+	int fd;
+	void *src;
+	ssize_t ret;
+	int err;
+};
+
+static void *stuck_write(void *arg)
+{
+	struct stuck_write *w = arg;
+
+	w->ret = write(w->fd, w->src, CHUNK);
+	w->err = errno;
+	return NULL;
+}
+
+struct del_call {
+	int dev;
+	int ret;
+	int done;
+};
+
+static void *del_call(void *arg)
+{
+	struct del_call *d = arg;
+
+	d->ret = kvod_del(d->dev, "tv");
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A writer whose source page is missing (userfaultfd: a FUSE or network
+ * file behaves alike) sits in the page fault as long as nobody resolves
+ * it, in the middle of a chunk of a channel with the RDMA mirror. DEL
+ * must not wait for it (it used to, uninterruptibly); the writer learns
+ * of the end when it gets on.
+ */
+TEST_F(live, del_does_not_wait_for_a_faulting_writer)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zero = { };
+	struct stuck_write w = { .fd = -1 };
+	struct del_call d = { .dev = self->dev };
+	pthread_t writer, deleter;
+	struct kvod_movie_info mi;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	int uffd, i;
+	void *src;
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	src = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	reg.range.start = (unsigned long)src;
+	reg.range.len = psz;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+
+	ASSERT_EQ(0, kvod_live_create(self->dev, "tv",
+				      KVOD_LIVE_TS | KVOD_LIVE_RDMA, CHUNK, 4,
+				      0));
+	ASSERT_EQ(0, kvod_live_feed(self->dev, "tv", &w.fd));
+	w.src = src;
+	ASSERT_EQ(0, pthread_create(&writer, NULL, stuck_write, &w));
+	/* The writer is in the fault once userfaultfd reports it. */
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, 20000));
+	ASSERT_EQ((ssize_t)sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+
+	ASSERT_EQ(0, pthread_create(&deleter, NULL, del_call, &d));
+	for (i = 0; i < 100 && !__atomic_load_n(&d.done, __ATOMIC_ACQUIRE);
+	     i++)
+		usleep(50000);
+	EXPECT_EQ(1, __atomic_load_n(&d.done, __ATOMIC_ACQUIRE))
+		TH_LOG("DEL still waits for the writer after 5 s");
+	EXPECT_EQ(ENOENT, kvod_info(self->dev, "tv", &mi));
+
+	/* Let the writer go: its chunk comes after the end, unpublished. */
+	zero.range.start = (unsigned long)src;
+	zero.range.len = psz;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zero));
+	ASSERT_EQ(0, pthread_join(writer, NULL));
+	ASSERT_EQ(0, pthread_join(deleter, NULL));
+	EXPECT_EQ(0, d.ret);
+	EXPECT_TRUE(w.ret == CHUNK || (w.ret == -1 && w.err == EPIPE))
+		TH_LOG("the stuck write returned %zd (%s)", w.ret,
+		       strerror(w.err));
+	EXPECT_EQ(-1, write(w.fd, src, CHUNK));
+	EXPECT_EQ(EPIPE, errno);
+	close(w.fd);
+	close(uffd);
+	munmap(src, psz);
 }
 
 TEST_F(live, listed_with_movies)
