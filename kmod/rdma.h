@@ -158,6 +158,7 @@ struct kvod_rdma_conn {
 	/* a zero-length WRITE every rdma_keepalive s (rdma_keepalive.c) */
 	struct delayed_work ka_work;
 	struct ib_cqe ka_cqe;
+	u64 ka_behind;			/* jiffies64 stuck behind notes, or 0 */
 
 	unsigned long flags;
 	struct work_struct setup_work;

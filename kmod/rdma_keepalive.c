@@ -19,10 +19,13 @@
  * KVOD_RDMA_ACK_TIMEOUT, about 15 s), or is still outstanding at the next
  * tick (rxe retries for ever when asked for 7). Either closes the
  * connection and counts it in ``peers_lost``. But a connection with
- * notes is not closed for an outstanding keep-alive: it may wait behind
+ * notes is not closed for one outstanding keep-alive: it may wait behind
  * notes that wait in receiver-not-ready retries, which a live client
  * that takes no notes for a while (a paused player) causes by design
- * (rdma_note.c); only a failure ends it. Over iWARP the WRITE
+ * (rdma_note.c). Such a wait may last for ever (a client that asked for
+ * 7 RNR retries and never posts a receive again), so it is bounded: a
+ * keep-alive found outstanding at every tick for rdma_notes_stall
+ * seconds closes the connection too. Over iWARP the WRITE
  * completes once TCP took it, and a vanished peer is found by TCP: its
  * reset, or its retransmission timeout.
  *
@@ -47,6 +50,7 @@
  *
  * Locking: none of its own. KVOD_RDMA_CONN_KA_OUT in conn->flags says a
  * WRITE is outstanding; the work sets it and the completion clears it.
+ * @ka_behind is the work's alone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -58,6 +62,11 @@ static unsigned int rdma_keepalive = 30;
 module_param(rdma_keepalive, uint, 0644);
 MODULE_PARM_DESC(rdma_keepalive,
 		 "Seconds between keep-alives on an RDMA connection, 0 for none; one that fails, or (without notes) is unanswered by the next, closes it (default 30)");
+
+static unsigned int rdma_notes_stall = 300;
+module_param(rdma_notes_stall, uint, 0644);
+MODULE_PARM_DESC(rdma_notes_stall,
+		 "Seconds a connection with notes may leave its keep-alive waiting behind notes it does not take before it is closed, 0 for no limit (default 300)");
 
 /* Seconds a client has to START over iWARP, at least. */
 #define KVOD_START_WAIT_MIN	10U
@@ -99,6 +108,20 @@ static void keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 	keepalive_lost(conn, ib_wc_status_msg(wc->status));
 }
 
+/*
+ * The keep-alive is still outstanding on a connection with notes: behind
+ * notes the client has no receives for (see above), for how long?
+ */
+static bool notes_stalled(struct kvod_rdma_conn *conn)
+{
+	unsigned int secs = READ_ONCE(rdma_notes_stall);
+	u64 now = get_jiffies_64();
+
+	if (!conn->ka_behind)
+		conn->ka_behind = now;
+	return secs && time_after_eq64(now, conn->ka_behind + (u64)secs * HZ);
+}
+
 static void keepalive_work(struct work_struct *work)
 {
 	struct kvod_rdma_conn *conn = container_of(to_delayed_work(work),
@@ -120,13 +143,15 @@ static void keepalive_work(struct work_struct *work)
 		return;
 	}
 	if (test_and_set_bit(KVOD_RDMA_CONN_KA_OUT, &conn->flags)) {
-		/* Behind notes the client has no receives for? See above. */
-		if (conn->notify)
-			keepalive_arm(conn);
-		else
+		if (!conn->notify)
 			keepalive_lost(conn, "unanswered");
+		else if (notes_stalled(conn))
+			keepalive_lost(conn, "behind untaken notes");
+		else
+			keepalive_arm(conn);
 		return;
 	}
+	conn->ka_behind = 0;
 	if (ib_post_send(conn->qp, &wr.wr, NULL)) {
 		keepalive_lost(conn, "not posted");
 		return;
