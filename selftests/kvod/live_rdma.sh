@@ -16,8 +16,9 @@
 # output; DEL ends every reader; rmmod is refused while a writer is
 # attached and ends every reader once it is gone; a channel without
 # --rdma is refused; a client that plays movies only refuses a channel.
-# Clients that only take notes each get exactly one per chunk. And
-# the mirror's memory is counted.
+# Clients that only take notes each get exactly one per chunk; ones
+# that stop taking them are closed past rdma_notes_stall. And the
+# mirror's memory is counted.
 # timeout: 1200
 # transports: rxe siw
 
@@ -57,7 +58,7 @@ moved_ahead() {
 }
 
 ktap_header
-ktap_plan 32
+ktap_plan 34
 rdma_test_start
 
 "$KVODCTL" live create tv --rdma --chunk "$CHUNK" --chunks 512 ||
@@ -325,6 +326,53 @@ kill "$sink"
 wait "$sink"
 "$KVODCTL" del fanv
 wait
+
+# --- Clients that stop taking notes ---------------------------------------
+# 4 note sinks that answer at the transport but never post a receive
+# again, having asked for 7 RNR retries: the server's notes, and the
+# keep-alive behind them, wait for ever. A paused player does the same
+# for a while, so one outstanding keep-alive does not close such a
+# connection; rdma_notes_stall bounds how long it may last. The channel,
+# deleted meanwhile, stays a zombie until then. Over iWARP a note that
+# finds no receive ends the connection at once: this is for RoCE.
+P=/sys/module/kvod/parameters
+zombies() {
+	"$KVODCTL" stats --json | jq -r .zombies
+}
+if rdma_iwarp; then
+	for t in "clients that stop taking notes stay while rdma_notes_stall allows" \
+		"... and are closed past it, counted as lost, the deleted channel freed"; do
+		ktap_skip "$t" "iWARP has no receiver-not-ready retry"
+	done
+else
+	ka_was=$(cat "$P/rdma_keepalive")
+	lost0=$(rdma_counter peers_lost)
+	echo 1 >"$P/rdma_keepalive"
+	echo 3600 >"$P/rdma_notes_stall"
+	"$KVODCTL" live create fans --rdma --chunk "$CHUNK" --chunks 16 ||
+		ktap_bail_out "cannot create channel fans"
+	"$NOTE_SINK" -p "$RXE_PORT" --stall "$RXE_ADDR" fans 4 \
+		"$(time_limit 600)" >"$RDMA_TMP/fans.out" 2>&1 &
+	sink=$!
+	wait_for "$(time_limit 120)" grep -q "^stalled:" "$RDMA_TMP/fans.out"
+	# More chunks than a sink has receives: then each waits in RNR.
+	live_feed fans $((PPC * 64))
+	"$KVODCTL" del fans
+	sleep "$(time_limit 5)"
+	check_eq "clients that stop taking notes stay while rdma_notes_stall allows" \
+		"stalled: 4; 4 active; 1 zombie" \
+		"$(grep '^stalled:' "$RDMA_TMP/fans.out"); $(rdma_counter active) active; $(zombies) zombie"
+	echo 2 >"$P/rdma_notes_stall"
+	wait_test "$(time_limit 60)" = 0 rdma_counter active
+	wait_test "$(time_limit 10)" = 0 zombies
+	check_eq "... and are closed past it, counted as lost, the deleted channel freed" \
+		"0 active; 4 lost; 0 zombies; the client still there" \
+		"$(rdma_counter active) active; $(($(rdma_counter peers_lost) - lost0)) lost; $(zombies) zombies; the client $(kill -0 "$sink" 2>/dev/null && echo still there || echo gone)"
+	kill "$sink"
+	wait "$sink"
+	echo 300 >"$P/rdma_notes_stall"
+	echo "$ka_was" >"$P/rdma_keepalive"
+fi
 
 # --- A real encoder and a real player -------------------------------------
 # Four seconds of test pattern and tone, encoded first and then replayed

@@ -5,7 +5,7 @@
  * thesis measured ("under 5% CPU for sending notifications to 1000
  * clients"), for live_rdma.sh and bench/pair-live.sh.
  *
- *   note_sink [-p PORT] [--vanish] HOST NAME N SECONDS
+ *   note_sink [-p PORT] [--vanish | --stall] HOST NAME N SECONDS
  *
  * Opens N connections, up to WINDOW of them at a time (their setup is
  * the slow part), prints "connected: N", then
@@ -24,6 +24,11 @@
  * away, as far as the server can tell. Its QPs answer nothing, and as
  * the connections stay open here no disconnect reaches the server until
  * the process exits.
+ *
+ * --stall: once connected, print "stalled: N" and take no note for
+ * SECONDS, posting no receive again: a client that asked for 7 RNR
+ * retries (as every kvod client does) and stopped taking notes. Its QPs
+ * answer, so the server's notes wait in receiver-not-ready retries.
  */
 #define _GNU_SOURCE
 #include "lib/rdma.h"
@@ -237,16 +242,19 @@ int main(int argc, char **argv)
 	const char *port = "7471";
 	struct rlimit rl;
 	unsigned long total = 0, min = ~0UL, max = 0, early = 0;
-	int n, up, secs, i, ended = 0, ret = 0, vanish = 0;
+	int n, up, secs, i, ended = 0, ret = 0, vanish = 0, stall = 0;
 	struct sink *s;
 	struct pollfd *pfd;
 	double t_end;
 
-	/* --vanish, anywhere before the arguments; then -p as the others */
+	/* --vanish or --stall, anywhere before the arguments; then -p */
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--vanish"))
+		if (!strcmp(argv[i], "--vanish"))
+			vanish = 1;
+		else if (!strcmp(argv[i], "--stall"))
+			stall = 1;
+		else
 			continue;
-		vanish = 1;
 		memmove(&argv[i], &argv[i + 1], (argc - i) * sizeof(*argv));
 		argc--;
 		break;
@@ -274,8 +282,11 @@ int main(int argc, char **argv)
 		ret = 1;
 	printf("connected: %d\n", up);
 	t_end = now() + secs;
-	if (vanish) {
-		printf("vanished: %d\n", sinks_vanish(s, n));
+	if (vanish || stall) {
+		if (vanish)
+			printf("vanished: %d\n", sinks_vanish(s, n));
+		else
+			printf("stalled: %d\n", up);
 		while (now() < t_end)
 			sleep(1);
 		goto out;
@@ -320,6 +331,6 @@ out:
 	return ret;
 usage:
 	fprintf(stderr,
-		"usage: note_sink [-p PORT] [--vanish] HOST NAME N SECONDS\n");
+		"usage: note_sink [-p PORT] [--vanish | --stall] HOST NAME N SECONDS\n");
 	return 2;
 }
