@@ -142,7 +142,8 @@ ktap_print_msg "push to a closed port: $push_json"
 check_cmp "to a closed port: port unreachables come back and are counted" \
 	"$(jq -r .icmp_errors <<<"$push_json")" ">=" "$NPKT"
 check_eq "... and cost no packet" "0 yes" \
-	"$(jq -r "\(.errors) \(if .packets >= $((NPKT * 2)) then \"yes\" else \"no\" end)" \
+	"$(jq -r .errors <<<"$push_json") $(jq -r \
+	"if .packets >= $((NPKT * 2)) then \"yes\" else \"no\" end" \
 	<<<"$push_json")"
 
 # --- a qdisc that drops every packet for good: the push goes on ---
