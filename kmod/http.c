@@ -715,6 +715,8 @@ err_free:
 	kfree(conn->rx);
 	kfree(conn);
 err_release:
+	/* Reset: nothing is owed, and an orphan would outlive us (above). */
+	sock_no_linger(sk);
 	sock_release(sock);
 }
 
