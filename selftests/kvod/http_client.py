@@ -57,6 +57,9 @@ only. It speaks no kvod ioctl: the tests use kvodctl for that. Commands
                                              at once) or "idle" (a HEAD of
                                              NAME, then nothing); prints
                                              "ready" once HOW is done
+  flood HOST PORT N SECONDS                  open N connections at once, send
+                                             nothing, print "opened N", hold
+                                             them open for SECONDS
   refused HOST PORT N [CMD]                  open N connections at once, send
                                              nothing, run the shell command CMD
                                              if given; print how many got a 503
@@ -501,6 +504,15 @@ def hold(host, port, name, how, seconds):
     return 0
 
 
+def flood(host, port, n, seconds):
+    socks = [connect(host, port, timeout=60) for _ in range(int(n))]
+    print(f"opened {len(socks)}", flush=True)
+    time.sleep(float(seconds))
+    for s in socks:
+        s.close()
+    return 0
+
+
 def main(argv):
     cmds = {
         "status": lambda a: status(*a),
@@ -517,6 +529,7 @@ def main(argv):
         "reader": lambda a: reader_main(*a),
         "refused": lambda a: refused(*a),
         "hold": lambda a: hold(*a),
+        "flood": lambda a: flood(*a),
     }
     if len(argv) < 2 or argv[1] not in cmds:
         print(__doc__, file=sys.stderr)

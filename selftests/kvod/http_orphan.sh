@@ -7,7 +7,8 @@
 # every FIN the server sends (a u32 filter on lo's egress counts them),
 # and the server must send it again and give the orphan up within
 # tcp_orphan_retries, both when the client half-closes (LAST-ACK) and
-# when an idle keep-alive connection times out (FIN-WAIT-1). A namespace
+# when an idle keep-alive connection times out (FIN-WAIT-1); one refused
+# past the 503 slack is reset, not left as an orphan. A namespace
 # whose listener leaves such an orphan behind is still dismantled, once
 # the orphan is gone.
 #
@@ -53,7 +54,7 @@ holders=()
 trap cleanup EXIT
 
 ktap_header
-ktap_plan 7
+ktap_plan 8
 
 # The server and its clients in a namespace of their own, on its lo:
 # - lo's egress drops every FIN sent from port $HTTP_PORT (pref 1);
@@ -112,6 +113,25 @@ check_eq "the listener counted both connections" 2 \
 	"$(http_counter accepted)"
 kill "${holders[@]}"
 wait
+
+# With one connection allowed, 100 at once: one admitted, 64 answered
+# 503 (the slack), the rest closed unanswered. Nothing is owed to those:
+# they are reset, not left to TCP as orphans, even while their clients
+# hold them open (the 503 answers and the admitted connection's 408 go
+# with FINs that are dropped, and are reset after their linger).
+max0=$(cat "$P/http_max_conns")
+echo 1 >"$P/http_max_conns"
+ip netns exec "$NS" "${HC[@]}" flood "$HTTP_ADDR" "$HTTP_PORT" 100 "$HOLD" \
+	>"$TMP/flood" &
+holders=($!)
+wait_for "$(time_limit 60)" grep -q "^opened 100" "$TMP/flood"
+wait_test "$(time_limit 30)" = 0 orphans fin-wait-1
+check_eq "connections refused past the 503 slack: none left as an orphan" \
+	"yes 0" \
+	"$([ "$(http_counter refused)" -ge 99 ] && echo yes || echo no) $(orphans fin-wait-1)"
+kill "${holders[@]}"
+wait
+echo "$max0" >"$P/http_max_conns"
 
 # An orphan left when the namespace goes: the namespace is dismantled
 # (its listener stopped) once TCP gave the orphan up, not held for ever.
