@@ -972,6 +972,22 @@ long kvod_seg_find(const struct kvod_conn *c, uint64_t off)
 }
 
 /**
+ * kvod_fences_reads() - whether a READ may carry IBV_SEND_FENCE here
+ *
+ * A fenced READ waits in the device until every READ posted before it on
+ * the connection has completed (IBA 10.8.3.3), so the server's memory is
+ * read for it after it was read for them. rxe, and IB and RoCE devices,
+ * do so. Over iWARP a READ cannot be fenced: siw takes a fenced READ for
+ * a bad work request and stops serving the connection
+ * (siw_activate_tx_from_sq()), and cxgb4 drops the flag from a READ.
+ * There the caller waits for the completions instead.
+ */
+int kvod_fences_reads(const struct kvod_conn *c)
+{
+	return !kvod_iwarp(c);
+}
+
+/**
  * kvod_post_read() - one RDMA READ
  *
  * Its completion comes from kvod_poll() or kvod_poll_cq(), also when the
@@ -981,6 +997,19 @@ long kvod_seg_find(const struct kvod_conn *c, uint64_t off)
  */
 int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id)
+{
+	return kvod_post_read_flags(c, buf, lkey, raddr, rkey, len, wr_id, 0);
+}
+
+/**
+ * kvod_post_read_flags() - one RDMA READ with send flags
+ *
+ * As kvod_post_read(), with @flags in the work request's send_flags:
+ * IBV_SEND_FENCE, where kvod_fences_reads() says it works, or 0.
+ */
+int kvod_post_read_flags(struct kvod_conn *c, void *buf, uint32_t lkey,
+			 uint64_t raddr, uint32_t rkey, uint32_t len,
+			 uint64_t wr_id, unsigned int flags)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)buf,
@@ -992,6 +1021,7 @@ int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_READ,
+		.send_flags = flags,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
 	int ret;

@@ -16,6 +16,8 @@
  *	kvod_connect_wake()	start, then step whenever a channel is
  *				readable or the wake time has come
  *	kvod_post_read()	one RDMA READ
+ *	kvod_post_read_flags(),	one with send flags (a fence), and
+ *	kvod_fences_reads()	whether the device fences READs
  *	kvod_note_slot(),	a live channel's notes: which receive a
  *	kvod_note_repost()	completion is, and post it again
  *	kvod_poll()		completions, sleeping on the completion and
@@ -208,6 +210,10 @@ int kvod_note_repost(struct kvod_conn *c, int i);
 struct ibv_mr *kvod_reg(struct kvod_conn *c, void *buf, size_t len);
 int kvod_post_read(struct kvod_conn *c, void *buf, uint32_t lkey,
 		   uint64_t raddr, uint32_t rkey, uint32_t len, uint64_t wr_id);
+int kvod_post_read_flags(struct kvod_conn *c, void *buf, uint32_t lkey,
+			 uint64_t raddr, uint32_t rkey, uint32_t len,
+			 uint64_t wr_id, unsigned int flags);
+int kvod_fences_reads(const struct kvod_conn *c);
 int kvod_poll(struct kvod_conn *c, struct ibv_wc *wc, int n, int timeout_ms);
 int kvod_poll_cq(struct kvod_conn *c, struct ibv_wc *wc, int n);
 void kvod_conn_event(struct kvod_conn *c);
