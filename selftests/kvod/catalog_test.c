@@ -63,6 +63,7 @@ static void push_mask_traffic(struct kvod_push_info *pi)
 	pi->loops = 0;
 	pi->late = 0;
 	pi->errors = 0;
+	pi->icmp_errors = 0;
 }
 
 /*
