@@ -19,8 +19,9 @@
 # report, a timeout (an input taking over 25 s) or running out of memory
 # fails the target: its output is $FUZZ_RESULTS/NAME/log, and libFuzzer
 # leaves the input that did it there too (crash-*, leak-*, timeout-*,
-# oom-*). A passing target's last lines say how many inputs it ran and
-# the coverage it reached.
+# oom-*). A passing target's result says how many inputs it ran and the
+# coverage it reached. Two runs of one target in the same $FUZZ_RESULTS
+# take turns.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -56,14 +57,19 @@ if ((${#names[@]} == 0)); then
 	done
 fi
 
-# fuzz NAME: run target NAME; its exit status goes to its rc file.
+# fuzz NAME: run target NAME, then write its verdict to $VERDICTS/NAME:
+# "pass" or "fail", then what to say about it. Under a lock on its
+# directory, so that a second run of the target there (make fuzz in two
+# shells) waits rather than write the same log.
 fuzz() {
-	local name=$1 dir=$FUZZ_RESULTS/$1
+	local name=$1 dir=$FUZZ_RESULTS/$1 lock
 	local -a more args=(-max_total_time="$secs" -detect_leaks=1 -timeout=25
 		-rss_limit_mb=2048 -print_final_stats=1
 		-artifact_prefix="$dir/")
 
 	mkdir -p "$dir/corpus"
+	exec {lock}>"$dir/lock"
+	flock "$lock"
 	if [ -r "$HERE/$name.dict" ]; then
 		args+=(-dict="$HERE/$name.dict")
 	fi
@@ -74,38 +80,38 @@ fuzz() {
 	fi
 	"$FUZZ_OUT/${name}_fuzz" "${args[@]}" "$dir/corpus" \
 		"$HERE/corpus/$name" >"$dir/log" 2>&1
-	echo $? >"$dir/rc"
+	verdict "$name" "$?" >"$VERDICTS/$name"
 }
 
-# report NAME: its KTAP result.
-report() {
-	local name=$1 dir=$FUZZ_RESULTS/$1 rc last runs report
+# verdict NAME RC: target NAME's verdict, from its exit status and log.
+verdict() {
+	local name=$1 rc=$2 dir=$FUZZ_RESULTS/$1 last runs report
 
-	rc=$(cat "$dir/rc" 2>/dev/null || echo none)
-	last=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$dir/log" | tail -n1)
-	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
+	last=$(grep -aE '^#[0-9]+[[:space:]]+DONE' "$dir/log" | tail -n1)
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -n1)
 	if [ "$rc" = 0 ] && [ -n "$runs" ] &&
-		! grep -qE 'ERROR: [A-Za-z]*Sanitizer|runtime error:' "$dir/log"; then
-		ktap_print_msg "$name: $runs inputs in $secs s; ${last:-no DONE line}"
-		ktap_pass "fuzz $name"
+		! grep -aqE 'ERROR: [A-Za-z]*Sanitizer|runtime error:' "$dir/log"; then
+		echo pass
+		echo "$name: $runs inputs in $secs s; $last"
 		return
 	fi
+	echo fail
 	# The report from its first line on, else the end of the log.
 	report=$(sed -n '/ERROR: \|runtime error:\|does not hold\|deadly signal/,$p' \
 		"$dir/log" | head -n 60)
-	ktap_print_msg "$name: exit $rc; from $dir/log:" \
-		"${report:-$(tail -n 40 "$dir/log")}"
-	ktap_print_msg "$(ls -d "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* \
-		"$dir"/oom-* 2>/dev/null)"
-	ktap_fail "fuzz $name"
+	echo "$name: exit $rc; from $dir/log:"
+	echo "${report:-$(tail -n 40 "$dir/log")}"
+	ls -d "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-* \
+		2>/dev/null
 }
 
 ktap_header
 ktap_plan "${#names[@]}"
 mkdir -p "$FUZZ_RESULTS" || ktap_bail_out "cannot make $FUZZ_RESULTS"
+VERDICTS=$(mktemp -d) || ktap_bail_out "mktemp failed"
+trap 'rm -rf "$VERDICTS"' EXIT
 
 for name in "${names[@]}"; do
-	rm -f "$FUZZ_RESULTS/$name/rc"
 	if [ ! -x "$FUZZ_OUT/${name}_fuzz" ]; then
 		continue
 	fi
@@ -121,6 +127,15 @@ for name in "${names[@]}"; do
 		ktap_fail "fuzz $name: $FUZZ_OUT/${name}_fuzz not built (make -C selftests/fuzz)"
 		continue
 	fi
-	report "$name"
+	if [ ! -s "$VERDICTS/$name" ]; then
+		ktap_fail "fuzz $name: no verdict (the run was killed?)"
+		continue
+	fi
+	ktap_print_msg "$(tail -n +2 "$VERDICTS/$name")"
+	if [ "$(head -n1 "$VERDICTS/$name")" = pass ]; then
+		ktap_pass "fuzz $name"
+	else
+		ktap_fail "fuzz $name"
+	fi
 done
 ktap_finish
