@@ -142,6 +142,7 @@
  * @late: packets handed over after their time
  * @errors: packets the socket refused
  * @icmp_errors: ICMP errors taken off the socket's error queue
+ * @retried: the packet @k failed for an ICMP error once already
  * @hdrs: page fragments for RTP headers; used by @work only, drained at
  *	release (packets in flight hold their own page references)
  * @live: a live channel's push: see the top of the file; the rest only
@@ -179,6 +180,7 @@ struct kvod_push {
 	atomic64_t late;
 	atomic64_t errors;
 	atomic64_t icmp_errors;
+	bool retried;
 	struct page_frag_cache hdrs;
 	struct {
 		struct wait_queue_entry wait;
@@ -246,10 +248,12 @@ static void rtp_header(const struct kvod_push *p, u64 sched, u8 *h)
 
 /*
  * With IP_RECVERR an ICMP error for the destination (a port unreachable
- * while nobody listens there) is queued on the socket's error queue and
- * fails the next send, and nobody reads that queue. Take what is queued
- * off, counting the ICMP errors, which also clears the socket's error.
- * Whether there was anything.
+ * while nobody listens there, a router's unreachable) is queued on the
+ * socket's error queue and fails the next send, and nobody reads that
+ * queue. Take what is queued off, counting the ICMP errors, which also
+ * clears the socket's error.
+ *
+ * Return: true if anything was taken off.
  */
 static bool push_drain_errors(struct kvod_push *p)
 {
@@ -310,9 +314,18 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 	page_frag_free(hdr);	/* an skb that took it holds its own */
 	if (ret == -EAGAIN)
 		return ret;	/* socket buffer full: retry this packet later */
-	/* An ICMP error that came after the drain failed it: again later. */
-	if (ret < 0 && push_drain_errors(p))
+	/*
+	 * An ICMP error failed it: one queued after the drain, or one whose
+	 * sk_err was set after the drain took its queue entry (or without
+	 * one, when the queue was full). sock_error() consumed the error,
+	 * so the packet goes again later, once unless more were queued.
+	 */
+	if (ret < 0 && ret != -ENOBUFS &&
+	    (push_drain_errors(p) || !p->retried)) {
+		p->retried = true;
 		return -EAGAIN;
+	}
+	p->retried = false;
 	/*
 	 * The qdisc dropped it (IP_RECVERR): retry while that may be for
 	 * want of room, but not once it is a window late, as a drop for

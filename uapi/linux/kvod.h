@@ -411,8 +411,9 @@ struct kvod_push_ref {
  * @errors: packets skipped: the socket refused them, or the qdisc still
  *	dropped them once they were a window late (its drops are retried
  *	until then)
- * @icmp_errors: ICMP errors the destination sent back (a port unreachable
- *	while nobody listens there, say); none costs a packet. 0 from a
+ * @icmp_errors: ICMP errors received for the destination, from it (a port
+ *	unreachable while nobody listens there) or from a router on the
+ *	way; the packet sent while one arrived is sent again. 0 from a
  *	kernel that did not count them
  * @reserved: 0
  *
