@@ -39,8 +39,7 @@
  * the others are the slots. When a chunk is complete the writer copies it
  * into its mirror slot, seqlock-style: slot entry's seq to
  * KVOD_RDMA_LIVE_NONE, the bytes, the length, then the chunk's number,
- * then, under @lock and only while the channel has not ended, the head's
- * next_seq. A client READs the entry again after the
+ * then the head's next_seq. A client READs the entry again after the
  * bytes, and keeps them only if it still names the chunk
  * (<linux/kvod_rdma.h>). One copy per chunk, whatever the clients.
  *
@@ -56,7 +55,12 @@
  * that changes @next_seq and a claimed slot's page, so it reads them
  * without @lock; the writer and the feed's release read @ended with
  * READ_ONCE() to stop early. @wlock (a mutex) serialises writes on the feed
- * file and guards @fill. Readers are
+ * file and guards @fill; it is held across copies from the writer's
+ * memory, which may fault for ever. @plock (a mutex held only for a
+ * chunk's copy into the mirror and the wake-ups) orders publishing a
+ * chunk against DEL: a chunk is published, mirror and wake-ups included,
+ * only before the end, and the end's head flag and wake-up come after
+ * the last one. Readers are
  * woken through @wq after each completed chunk and at the end, with a
  * struct kvod_live_event saying which; RDMA connections that asked for
  * notes post one SEND each from that wake-up (rdma_note.c).
@@ -97,6 +101,7 @@ struct kvod_live_slot {
  * struct kvod_live - a live channel's ring; see the top of the file
  * @lock: guards what the top of the file says
  * @wlock: serialises writers on the feed file; guards @fill
+ * @plock: orders publishing a chunk against the end
  * @wq: readers waiting for a chunk or for the end
  * @opts: KVOD_LIVE_*; immutable
  * @chunk_size: bytes per chunk; immutable
@@ -110,14 +115,14 @@ struct kvod_live_slot {
  * @overruns: chunks readers skipped
  * @swaps: slot pages replaced because somebody still held them
  * @head: the RDMA mirror's head, followed by its slot entries; NULL
- *	without KVOD_LIVE_RDMA; the entries written under @wlock, the
- *	head's @next_seq and @flags under @lock
+ *	without KVOD_LIVE_RDMA; written under @plock only
  * @mirror: the mirror's slots (the movie's chunks after the head's)
  * @slots: the ring
  */
 struct kvod_live {
 	spinlock_t lock;	/* see above */
 	struct mutex wlock;	/* see above */
+	struct mutex plock;	/* see above */
 	wait_queue_head_t wq;
 	u32 opts;
 	u32 chunk_size;
@@ -215,14 +220,13 @@ static int mirror_alloc(struct kvod_movie *movie, struct kvod_live *ch)
 }
 
 /*
- * The writer, under @wlock: copy chunk @seq of @len bytes from @src into
- * its mirror slot, in the order <linux/kvod_rdma.h> describes; the head
- * counts it later (chunk_complete()). A client's READ may see any of
- * these stores, so each is one aligned store, and the barriers keep the
- * order between them.
+ * The writer, under @plock: copy chunk @seq of @len bytes from @src into
+ * its mirror slot, in the order <linux/kvod_rdma.h> describes. A client's
+ * READ may see any of these stores, so each is one aligned store, and
+ * the barriers keep the order between them.
  */
-static void mirror_fill(struct kvod_live *ch, u64 seq, struct page *src,
-			u32 len)
+static void mirror_publish(struct kvod_live *ch, u64 seq, struct page *src,
+			   u32 len)
 {
 	u32 i = live_slot(ch, seq) - ch->slots;
 	struct kvod_rdma_live_slot *e = mirror_entry(ch, i);
@@ -236,9 +240,12 @@ static void mirror_fill(struct kvod_live *ch, u64 seq, struct page *src,
 	dma_wmb();
 	memcpy(page_address(ch->mirror[i].page), page_address(src), len);
 	WRITE_ONCE(e->len, cpu_to_be32(len));
-	/* ...and names the chunk only once all of it is there. */
+	/* ...names the chunk only once all of it is there... */
 	dma_wmb();
 	WRITE_ONCE(e->seq, cpu_to_be64(seq));
+	/* ...and the head counts it only once the entry names it. */
+	dma_wmb();
+	WRITE_ONCE(ch->head->next_seq, cpu_to_be64(seq + 1));
 }
 
 static int create_check(const struct kvod_live_create *req)
@@ -290,6 +297,7 @@ struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 	ch->nr_chunks = req->nr_chunks;
 	spin_lock_init(&ch->lock);
 	mutex_init(&ch->wlock);
+	mutex_init(&ch->plock);
 	init_waitqueue_head(&ch->wq);
 	ch->opts = req->opts;
 	ch->chunk_size = req->chunk_size;
@@ -331,6 +339,7 @@ void kvod_live_free(struct kvod_live *ch)
 		cond_resched();
 	}
 	mutex_destroy(&ch->wlock);
+	mutex_destroy(&ch->plock);
 	kvfree(ch);
 }
 
@@ -346,19 +355,20 @@ void kvod_live_end(struct kvod_live *ch)
 	};
 
 	/*
-	 * No chunk is published after this (chunk_complete() looks under
-	 * @lock), so the mirror's head says ENDED after the last chunk it
-	 * counts. DEL does not wait for the writer, which may sit in a page
-	 * fault for ever: it gets EPIPE when it goes on.
+	 * After any chunk being published, none after this: see @plock.
+	 * DEL waits for a chunk's copy at most, never for the writer's
+	 * memory (it gets EPIPE when it goes on).
 	 */
+	mutex_lock(&ch->plock);
 	spin_lock(&ch->lock);
 	WRITE_ONCE(ch->ended, true);	/* read locklessly by the writer */
+	spin_unlock(&ch->lock);
 	if (ch->head) {
 		dma_wmb();
 		WRITE_ONCE(ch->head->flags, cpu_to_be32(KVOD_RDMA_LIVE_ENDED));
 	}
-	spin_unlock(&ch->lock);
 	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
+	mutex_unlock(&ch->plock);
 }
 
 /* The writer: claim the slot of chunk @next_seq before writing into it. */
@@ -402,25 +412,20 @@ static void chunk_complete(struct kvod_live *ch, u32 len)
 		.len = len,
 	};
 
-	if (ch->head)
-		mirror_fill(ch, ch->next_seq, slot->page, len);
-
 	ch->fill = 0;
+	mutex_lock(&ch->plock);
+	if (READ_ONCE(ch->ended))
+		goto out;
+	if (ch->head)
+		mirror_publish(ch, ch->next_seq, slot->page, len);
 	spin_lock(&ch->lock);
-	if (ch->ended) {
-		spin_unlock(&ch->lock);
-		return;
-	}
-	if (ch->head) {
-		/* The head counts the chunk only once its entry names it. */
-		dma_wmb();
-		WRITE_ONCE(ch->head->next_seq, cpu_to_be64(ch->next_seq + 1));
-	}
 	slot->len = len;
 	slot->seq = ch->next_seq++;
 	spin_unlock(&ch->lock);
 	/* Watchers run now, in the writer's context: they only queue. */
 	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
+out:
+	mutex_unlock(&ch->plock);
 }
 
 /* Copy from @from into the ring; under @wlock. */
@@ -653,9 +658,8 @@ int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
  * The wake function runs in the writer's context (or DEL's), under the
  * wait queue's lock with interrupts off, with a struct kvod_live_event as
  * its key: it must not sleep, and should only queue work. Wake-ups come
- * in the order of the chunks; the end's may come before the last chunk's,
- * as DEL does not wait for the writer, but no chunk is published after
- * the end. The event is the writer's, valid only during the call.
+ * in the order of the chunks, and the end's after the last chunk's (see
+ * @plock). The event is the writer's, valid only during the call.
  */
 void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait)
 {
