@@ -37,7 +37,7 @@
  * Limits: http_max_conns connections over all listeners and
  * http_max_conns_per_addr per client address and listener. A connection
  * over a limit is answered 503 at once and closed; past a small slack of
- * such answers in flight, further ones are closed unanswered.
+ * such answers in flight, further ones are reset unanswered.
  *
  * Lifetimes. A connection holds one reference for its life and one per
  * queued run of its work. conn_start() (in the accept work) first strips

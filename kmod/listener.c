@@ -13,7 +13,9 @@
  * endpoint, closes every connection of the listener and waits for them;
  * after it returns nothing refers to the listener and it is freed. The
  * listener does not hold a reference on its namespace (as kernel sockets
- * do not): pre_exit stops it while the namespace is still intact.
+ * do not): pre_exit stops it while the namespace is still intact. An HTTP
+ * connection's orphan does hold it (http.c), so a namespace with one is
+ * dismantled, and its listeners stopped, only once TCP has ended it.
  *
  * Counters are atomics the protocols bump from their data paths; readers
  * (LISTENER_LIST) read them under the lock, which only keeps the listener
