@@ -91,7 +91,9 @@ orphan() {
 	ip netns exec "$NS" "${HC[@]}" hold "$HTTP_ADDR" "$HTTP_PORT" m.ts \
 		"$how" "$HOLD" >"$TMP/$how" &
 	holders+=($!)
-	wait_test "$(time_limit 60)" -ge 1 orphans "$state" || seen=no
+	# A Python start takes long on a loaded guest: from its "ready" on.
+	wait_for "$(time_limit 120)" grep -q '^ready' "$TMP/$how"
+	wait_test "$(time_limit 30)" -ge 1 orphans "$state" || seen=no
 	wait_test "$DIES" -ge $((fins0 + RETRIES)) fins_dropped
 	fins=$(($(fins_dropped) - fins0))
 	ktap_print_msg "$how: $fins FINs sent; $state seen: $seen"
