@@ -6,6 +6,7 @@
  *
  *   txsend -d ADDR:PORT -m MODE [-r PPS] [-n COUNT] [-l LEN] [-c mono|tai]
  *          [-F FLOWS] [-D DELAY_MS] [-W WINDOW_MS] [-o forward|reverse|flows]
+ *          [-b BURST -g GAP_MS]
  *
  * Modes:
  *   busy    spin on clock_gettime() until each packet is due (accurate, 100% CPU)
@@ -19,7 +20,9 @@
  *
  * The schedule starts DELAY ms from now (negative: in the past); packet i
  * is due at start + i / PPS and goes out on flow i % FLOWS (one socket,
- * one source port per flow). Prints its CPU time at the end.
+ * one source port per flow). With -b, the schedule pauses GAP ms after
+ * every BURST packets (packet i is GAP * (i / BURST) later). Prints its
+ * CPU time at the end.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,6 +56,8 @@ static struct {
 	double delay_ms;
 	double window_ms;
 	const char *order;
+	long burst;
+	double gap_ms;
 	int *fds;
 	int64_t start;		/* in @clock */
 	int64_t real_off;	/* CLOCK_REALTIME - @clock */
@@ -71,7 +76,11 @@ static void die(const char *what)
 
 static int64_t due(long i)
 {
-	return cfg.start + (int64_t)(i * 1e9 / cfg.pps);
+	int64_t t = cfg.start + (int64_t)(i * 1e9 / cfg.pps);
+
+	if (cfg.burst)
+		t += i / cfg.burst * (int64_t)(cfg.gap_ms * 1e6);
+	return t;
 }
 
 static void send_one(long i, int stamped)
@@ -247,7 +256,7 @@ int main(int argc, char **argv)
 	int64_t t0, t1;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:m:r:n:l:c:F:D:W:o:")) != -1) {
+	while ((c = getopt(argc, argv, "d:m:r:n:l:c:F:D:W:o:b:g:")) != -1) {
 		switch (c) {
 		case 'd': parse_dst(optarg); break;
 		case 'm': cfg.mode = parse_mode(optarg); break;
@@ -262,12 +271,15 @@ int main(int argc, char **argv)
 		case 'D': cfg.delay_ms = atof(optarg); break;
 		case 'W': cfg.window_ms = atof(optarg); break;
 		case 'o': cfg.order = optarg; break;
+		case 'b': cfg.burst = atol(optarg); break;
+		case 'g': cfg.gap_ms = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: see the comment in txsend.c\n");
 			return 2;
 		}
 	}
 	if (!cfg.dst.sin_port || cfg.pps <= 0 || cfg.flows < 1 ||
+	    cfg.burst < 0 || cfg.gap_ms < 0 ||
 	    cfg.len < (int)sizeof(struct txt_hdr) || cfg.len > 65000) {
 		fprintf(stderr, "txsend: bad arguments\n");
 		return 2;
