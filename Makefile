@@ -97,19 +97,25 @@ test: setup
 
 # The debug tier (Documentation/testing.rst). The modules are built from
 # a copy of the sources in build/debug, so that the Debian build in kmod/
-# stays as it is.
+# stays as it is. The classful qdiscs that selftests/kvod/tsock_parents.sh
+# puts tsock under, which the debug kernel does not build in, are built
+# there too, from KSRC, into build/debug/sched.
 DEBUG_BUILD := $(CURDIR)/build/debug
+DEBUG_SCHED := hfsc qfq drr ets htb
 
 debug-kernel: setup
 	@tools/debug-kernel >/dev/null
 
 debug-modules: debug-kernel
 	rm -rf $(DEBUG_BUILD)
-	mkdir -p $(DEBUG_BUILD)/kmod
+	mkdir -p $(DEBUG_BUILD)/kmod $(DEBUG_BUILD)/sched
 	cp Kbuild $(DEBUG_BUILD)/
 	cp -r uapi $(DEBUG_BUILD)/
 	cp kmod/Kbuild kmod/*.c kmod/*.h $(DEBUG_BUILD)/kmod/
 	$(MAKE) -C $$(tools/debug-kernel --print) M=$(DEBUG_BUILD) W=1 modules
+	cp $(DEBUG_SCHED:%=$(KSRC)/net/sched/sch_%.c) $(DEBUG_BUILD)/sched/
+	echo 'obj-m := $(DEBUG_SCHED:%=sch_%.o)' >$(DEBUG_BUILD)/sched/Kbuild
+	$(MAKE) -C $$(tools/debug-kernel --print) M=$(DEBUG_BUILD)/sched modules
 
 test-debug: setup
 	$(MAKE) tools selftests debug-modules
