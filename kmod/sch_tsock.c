@@ -29,6 +29,14 @@
  * sends it at once or drops it. Drops are reported on the socket's error
  * queue the way sch_etf does, if the socket asked (SOF_TXTIME_REPORT_ERRORS).
  *
+ * Late drops and a parent: dequeue drops the late packets it meets and
+ * tells the parent, but never that the queue is now empty. That news
+ * (qlen_notify) would reach the parent in the middle of its own dequeue or
+ * peek, which hfsc and qfq do not survive (see dequeue_timed()). So when
+ * the last packet left is late, dequeue leaves it to a second timer,
+ * @expire, which drops it under the root lock like sch_sfq's perturbation
+ * timer, when no parent is in the middle of anything.
+ *
  * Launch-time offload: if asked and the device accepts TC_SETUP_QDISC_ETF
  * for this queue, packets are handed over @lead ns before their time, in
  * time order, and the NIC launches them; the skb keeps its time (a late
@@ -39,9 +47,9 @@
  * in a warning and falls back to the timer.
  *
  * Locking: enqueue, dequeue and reset run under the qdisc lock; change
- * takes it (sch_tree_lock) to commit; dump reads parameters with
- * READ_ONCE() under RTNL only; dump_stats takes the lock for a consistent
- * snapshot of the counters.
+ * takes it (sch_tree_lock) to commit, and @expire takes it from its timer;
+ * dump reads parameters with READ_ONCE() under RTNL only; dump_stats takes
+ * the lock for a consistent snapshot of the counters.
  */
 #include <linux/errqueue.h>
 #include <linux/module.h>
@@ -107,6 +115,8 @@ struct tsock_sched_data {
 
 	u64 armed_at;		/* watchdog deadline pending, or 0 */
 	struct qdisc_watchdog watchdog;
+	struct hrtimer expire;	/* drops the late packet dequeue left */
+	bool expiring;		/* @expire is armed: no watchdog for it */
 	struct tc_tsock_xstats st;
 };
 
@@ -301,8 +311,9 @@ static void reset_watchdog(struct Qdisc *sch)
 	struct tsock_flow *f = first_flow(q);
 	ktime_t next;
 
-	if (q->untimed.qlen)
-		return;	/* dequeue comes again without a timer */
+	/* Dequeue comes again without a timer, or @expire kicks the root. */
+	if (q->untimed.qlen || q->expiring)
+		return;
 	if (!f) {
 		if (q->armed_at) {
 			qdisc_watchdog_cancel(&q->watchdog);
@@ -405,13 +416,55 @@ static void account_release(struct tsock_sched_data *q, s64 late)
 		q->st.lateness_max = late;
 }
 
+/* Is @skb, due by now, to be dropped as late? */
+static bool late_drop(const struct tsock_sched_data *q,
+		      const struct sk_buff *skb, ktime_t now)
+{
+	return q->p.late_policy == TSOCK_LATE_DROP &&
+	       now - skb->tstamp > (s64)q->p.tolerance;
+}
+
+/* Drop @skb, just taken off its flow as late; the caller reports it up. */
+static void drop_late(struct Qdisc *sch, struct sk_buff *skb,
+		      struct sk_buff **to_free)
+{
+	struct tsock_sched_data *q = qdisc_priv(sch);
+
+	q->st.drop_late++;
+	report_sock_error(skb, ECANCELED, SO_EE_CODE_TXTIME_MISSED);
+	qdisc_drop(skb, sch, to_free);
+}
+
+/* Does a parent hear of our drops (qdisc_tree_reduce_backlog())? */
+static bool has_parent(const struct Qdisc *sch)
+{
+	return sch->parent != TC_H_ROOT && !(sch->flags & TCQ_F_NOPARENT);
+}
+
+/* Under the qdisc lock, in dequeue: @expire is to drop what is late. */
+static void expire_soon(struct tsock_sched_data *q)
+{
+	if (q->expiring)
+		return;
+	q->expiring = true;
+	hrtimer_start(&q->expire, 0, HRTIMER_MODE_REL_SOFT);
+}
+
 /*
  * The next timed packet that is due, or NULL; drops late ones by policy.
  * Runs without RTNL: drops are freed here, as sch_etf does, so that their
  * sockets get their memory back now (rtnl_kfree_skbs() would hold them
  * until some unrelated RTNL unlock, and its list is not ours to use
- * without RTNL). The parent learns of every drop, even when the queue is
- * now empty (qlen_notify is idempotent), or it keeps a phantom backlog.
+ * without RTNL).
+ *
+ * A parent learns of every drop, or it keeps a phantom backlog, but only
+ * while a packet is still counted here: the one returned, or the last
+ * one, which is left to @expire. Had the queue emptied, the parent's
+ * qlen_notify would run inside its own dequeue or peek, where 6.12's
+ * hfsc takes the class off twice (update_vf() once more after the
+ * dequeue: the parent class goes passive under a backlogged sibling,
+ * which is then never served) and qfq picks its next aggregate twice
+ * (it loses one, or dereferences NULL when there is no other).
  */
 static struct sk_buff *dequeue_timed(struct Qdisc *sch, ktime_t now)
 {
@@ -419,35 +472,37 @@ static struct sk_buff *dequeue_timed(struct Qdisc *sch, ktime_t now)
 	unsigned int drops = 0, drop_len = 0;
 	struct sk_buff *skb = NULL, *to_free = NULL;
 	struct tsock_flow *f;
-	s64 late;
 
 	while ((f = first_flow(q))) {
-		if (now < release_time(q, flow_head(f)))
+		skb = flow_head(f);
+		if (now < release_time(q, skb) || !late_drop(q, skb, now))
 			break;
-		skb = flow_pop(sch, f);
-		late = now - skb->tstamp;
-		if (q->p.late_policy == TSOCK_LATE_SEND ||
-		    late <= (s64)q->p.tolerance) {
-			account_release(q, late);
-			/*
-			 * The NIC takes the stamp as the launch time, and
-			 * one in the past is for the qdisc to handle (etf
-			 * drops it): a late packet sent is sent now.
-			 */
-			if (q->offloaded && late > 0)
-				skb->tstamp = now;
+		skb = NULL;
+		if (sch->q.qlen == 1 && has_parent(sch)) {
+			expire_soon(q);
 			break;
 		}
-		q->st.drop_late++;
-		report_sock_error(skb, ECANCELED, SO_EE_CODE_TXTIME_MISSED);
+		skb = flow_pop(sch, f);
 		drops++;
 		drop_len += qdisc_pkt_len(skb);
-		qdisc_drop(skb, sch, &to_free);
+		drop_late(sch, skb, &to_free);
 		skb = NULL;
 	}
 	if (drops)
 		qdisc_tree_reduce_backlog(sch, drops, drop_len);
 	kfree_skb_list(to_free);
+	if (!skb || now < release_time(q, skb))
+		return NULL;
+
+	skb = flow_pop(sch, f);
+	account_release(q, now - skb->tstamp);
+	/*
+	 * The NIC takes the stamp as the launch time, and one in the past
+	 * is for the qdisc to handle (etf drops it): a late packet sent is
+	 * sent now.
+	 */
+	if (q->offloaded && now > skb->tstamp)
+		skb->tstamp = now;
 	return skb;
 }
 
@@ -485,6 +540,48 @@ out:
 	return skb;
 }
 
+/*
+ * @expire: drops the late packets dequeue left, the last one among them.
+ * It takes the root lock as sch_sfq's perturbation timer does (tsock_reset
+ * holds that lock, so it may only try to cancel this timer; destroy
+ * cancels it first, as it arms the watchdog). No parent is in the middle
+ * of a dequeue now, so it may hear that this queue emptied. Then it kicks
+ * the root, which may have other classes to send: the parent kept
+ * picking this one while the late packet was here.
+ */
+static enum hrtimer_restart tsock_expire(struct hrtimer *timer)
+{
+	struct tsock_sched_data *q = container_of(timer, struct tsock_sched_data,
+						  expire);
+	struct Qdisc *sch = q->watchdog.qdisc;
+	unsigned int drops = 0, drop_len = 0;
+	struct sk_buff *to_free = NULL;
+	spinlock_t *root_lock;	/* the root qdisc's, which dequeue holds */
+	struct tsock_flow *f;
+	ktime_t now;
+
+	rcu_read_lock();
+	root_lock = qdisc_lock(qdisc_root_sleeping(sch));
+	spin_lock(root_lock);
+	q->expiring = false;
+	now = q->get_time();
+	while ((f = first_flow(q)) && late_drop(q, flow_head(f), now)) {
+		struct sk_buff *skb = flow_pop(sch, f);
+
+		drops++;
+		drop_len += qdisc_pkt_len(skb);
+		drop_late(sch, skb, &to_free);
+	}
+	if (drops)
+		qdisc_tree_reduce_backlog(sch, drops, drop_len);
+	reset_watchdog(sch);
+	spin_unlock(root_lock);
+	kfree_skb_list(to_free);
+	__netif_schedule(qdisc_root(sch));
+	rcu_read_unlock();
+	return HRTIMER_NORESTART;
+}
+
 /* Drop the earliest packet; for lowering the limit. */
 static struct sk_buff *dequeue_any(struct Qdisc *sch)
 {
@@ -506,8 +603,11 @@ static void tsock_reset(struct Qdisc *sch)
 	struct tsock_sched_data *q = qdisc_priv(sch);
 	struct tsock_flow *f, *tmp;
 
-	if (q->watchdog.qdisc == sch)
+	if (q->watchdog.qdisc == sch) {
+		hrtimer_try_to_cancel(&q->expire);
 		qdisc_watchdog_cancel(&q->watchdog);
+	}
+	q->expiring = false;
 	q->armed_at = 0;
 
 	rtnl_kfree_skbs(q->untimed.head, q->untimed.tail);
@@ -737,19 +837,26 @@ static int tsock_init(struct Qdisc *sch, struct nlattr *opt,
 		q->tstamp_type = SKB_CLOCK_MONOTONIC;
 	}
 	q->queue = sch->dev_queue - netdev_get_tx_queue(dev, 0);
+	hrtimer_init(&q->expire, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	q->expire.function = tsock_expire;
 	qdisc_watchdog_init_clockid(&q->watchdog, sch, p.clockid);
 	if (p.offload)
 		tsock_enable_offload(sch, extack);
 	return 0;
 }
 
-/* Runs after a failed init too: the watchdog may never have been set up. */
+/*
+ * Runs after a failed init too: the timers may never have been set up.
+ * @expire goes first, as it arms the watchdog.
+ */
 static void tsock_destroy(struct Qdisc *sch)
 {
 	struct tsock_sched_data *q = qdisc_priv(sch);
 
-	if (q->watchdog.qdisc == sch)
+	if (q->watchdog.qdisc == sch) {
+		hrtimer_cancel(&q->expire);
 		qdisc_watchdog_cancel(&q->watchdog);
+	}
 	tsock_disable_offload(sch);
 }
 
