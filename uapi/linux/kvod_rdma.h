@@ -182,6 +182,21 @@ struct kvod_rdma_segment {
  * KVOD_RDMA_LIVE_ENDED in the head's flags says the channel was deleted:
  * no chunk follows.
  *
+ * Each of a chunk's three READs must read the server's memory after the
+ * one before it has. RDMA orders a QP's READ responses, not the responder's
+ * reads of its memory: a READ may read memory before a READ posted ahead
+ * of it on the QP has read all of its own. So the client posts each READ
+ * only once the one before it completed (the slot's after the entry's,
+ * which gives len; the entry's second READ after the slot's), or posts
+ * it with IBV_SEND_FENCE, which holds it in the client's device until
+ * every READ posted ahead of it on the QP completed (IBA 10.8.3.3): the
+ * slot's READs and the entry's second READ may go out together, that one
+ * fenced. An entry READ neither waited for nor fenced, or one on another
+ * QP, may find seq still S while the bytes READ are not chunk S. Over
+ * iWARP a READ cannot be fenced (siw serves neither a fenced READ nor a
+ * READ posted after it; cxgb4 drops the flag from a READ), so there the
+ * client waits for the completions.
+ *
  * A client learns of new chunks in one of two ways. It may poll the head
  * (next_seq): the server then sends nothing per chunk. Or it asks for
  * notes (KVOD_RDMA_REQ_NOTIFY): after READY the server SENDs one
@@ -189,10 +204,12 @@ struct kvod_rdma_segment {
  * its slot, and one with KVOD_RDMA_LIVE_ENDED when the channel is
  * deleted. A note names the chunk, its slot and its length, so the
  * client READs the bytes and then the slot entry, which must still name
- * the chunk as above. Notes are best effort: the server keeps at most
- * KVOD_RDMA_NOTES of a connection's notes unacknowledged and drops the
- * ones beyond (a client that receives slower than the channel runs
- * learns of a later chunk from a later note, or from the head). The
+ * the chunk, as above: the note comes once the chunk is in its slot, so
+ * READs posted after it arrived take the place of the first entry READ.
+ * Notes are best effort: the server keeps at most KVOD_RDMA_NOTES of a
+ * connection's notes unacknowledged and drops the ones beyond (a client
+ * that receives slower than the channel runs learns of a later chunk
+ * from a later note, or from the head). The
  * client keeps at least KVOD_RDMA_NOTES receives posted, of at least
  * sizeof(struct kvod_rdma_live_note) bytes, from before it connects
  * (READY takes the first one posted); over iWARP, which has no
