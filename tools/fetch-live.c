@@ -9,7 +9,10 @@
  * ring has moved past it and we go on at the newest chunk, counting what
  * we skipped); we READ its bytes, then the entry again, and write the
  * bytes only if the entry still names the chunk (else they may be torn:
- * counted, dropped, and we go on at the newest).
+ * counted, dropped, and we go on at the newest). The entry's second READ
+ * must read the server's memory after the bytes' READs did
+ * (<linux/kvod_rdma.h>): we post it once they completed or, with
+ * --fence on a device that fences READs, together with them and fenced.
  *
  * How we learn of new chunks: by default from the server's notes (we ask
  * with KVOD_RDMA_REQ_NOTIFY; one SEND per chunk, which names the chunk
@@ -48,6 +51,7 @@ struct live {
 	uint64_t data_off;
 	uint32_t hdr_len;
 	int notes;		/* the server SENDs notes */
+	int fence;		/* --fence, on a device that fences READs */
 	uint64_t known;		/* chunks complete, as far as we know */
 	int ended;		/* the channel's end is known */
 	int end_noted;		/* ... from a note, the head not read since */
@@ -97,9 +101,11 @@ static int on_note(struct fetch *f, struct live *l, const struct ibv_wc *wc)
 
 /*
  * READ the piece of [@off, +@len) of the mirror that lies in one segment
- * into @p (in f->mr): its length, or 0 after saying what went wrong.
+ * into @p (in f->mr), with send @flags: its length, or 0 after saying
+ * what went wrong.
  */
-static uint32_t rd_piece(struct fetch *f, uint64_t off, char *p, uint32_t len)
+static uint32_t rd_piece(struct fetch *f, uint64_t off, char *p, uint32_t len,
+			 unsigned int flags)
 {
 	long s = kvod_seg_find(&f->c, off);
 	const struct kvod_seg *seg;
@@ -113,8 +119,9 @@ static uint32_t rd_piece(struct fetch *f, uint64_t off, char *p, uint32_t len)
 	seg = &f->c.segs[s];
 	take = seg->offset + seg->length - off < len ?
 	       (uint32_t)(seg->offset + seg->length - off) : len;
-	if (kvod_post_read(&f->c, p, f->mr->lkey,
-			   seg->addr + (off - seg->offset), seg->rkey, take, 0)) {
+	if (kvod_post_read_flags(&f->c, p, f->mr->lkey,
+				 seg->addr + (off - seg->offset), seg->rkey,
+				 take, 0, flags)) {
 		fprintf(stderr, "kvod-fetch: live: %s\n", f->c.err);
 		return 0;
 	}
@@ -154,35 +161,55 @@ static int rd_reap(struct fetch *f, struct live *l, unsigned int *posted)
 }
 
 /*
- * READ [@off, +@len) of the mirror into @dst (in f->mr): one READ per
- * segment it spans. A slot may span more segments than the connection
- * takes READs at once (--depth + 1: siw's segments are 1 MiB, so a slot
- * of a 2 MiB chunk spans three); then a READ completes before the next
- * piece goes out, so any --depth works.
+ * Post READs of [@off, +@len) of the mirror into @dst (in f->mr), with
+ * send @flags: one READ per segment it spans. *@posted counts the READs
+ * out. A slot may span more segments than the connection takes READs at
+ * once (--depth + 1: siw's segments are 1 MiB, so a slot of a 2 MiB
+ * chunk spans three); then a READ completes before the next piece goes
+ * out, so any --depth works.
  */
-static int rd(struct fetch *f, struct live *l, uint64_t off, void *dst,
-	      uint32_t len)
+static int rd_post(struct fetch *f, struct live *l, uint64_t off, void *dst,
+		   uint32_t len, unsigned int flags, unsigned int *posted)
 {
-	unsigned int posted = 0;
 	char *p = dst;
 
-	while (len || posted) {
+	while (len) {
 		uint32_t take;
 
-		if (!len || (posted && f->c.out_count == f->c.out_cap)) {
-			if (rd_reap(f, l, &posted))
+		if (*posted && f->c.out_count == f->c.out_cap) {
+			if (rd_reap(f, l, posted))
 				return -1;
 			continue;
 		}
-		take = rd_piece(f, off, p, len);
+		take = rd_piece(f, off, p, len, flags);
 		if (!take)
 			return -1;
-		posted++;
+		(*posted)++;
 		p += take;
 		off += take;
 		len -= take;
 	}
 	return 0;
+}
+
+/* Wait for the *@posted READs still out. */
+static int rd_wait(struct fetch *f, struct live *l, unsigned int *posted)
+{
+	while (*posted)
+		if (rd_reap(f, l, posted))
+			return -1;
+	return 0;
+}
+
+/* READ [@off, +@len) of the mirror into @dst (in f->mr). */
+static int rd(struct fetch *f, struct live *l, uint64_t off, void *dst,
+	      uint32_t len)
+{
+	unsigned int posted = 0;
+
+	if (rd_post(f, l, off, dst, len, 0, &posted))
+		return -1;
+	return rd_wait(f, l, &posted);
 }
 
 static struct kvod_rdma_live_slot *entry(struct live *l, uint64_t seq)
@@ -300,11 +327,12 @@ static void nap(int ms)
 /*
  * For the tests (selftests/kvod/live_rdma_writer.sh): if the environment
  * names a file in KVOD_FETCH_TEST_STALL, then once, after the bytes of a
- * chunk are READ and before its entry is READ again, say so and wait
- * while that file exists. The test overwrites the chunk meanwhile, which
- * is otherwise a race no test can win on purpose.
+ * chunk are READ (with --fence: after their READs are posted, before
+ * their completions are taken) and before its entry's READ is posted
+ * again, say so and wait while that file exists. The test overwrites the
+ * chunk meanwhile, which is otherwise a race no test can win on purpose.
  */
-static void test_stall(uint64_t seq)
+static void test_stall(const struct live *l, uint64_t seq)
 {
 	static int done;
 	const char *path;
@@ -315,10 +343,36 @@ static void test_stall(uint64_t seq)
 	path = getenv("KVOD_FETCH_TEST_STALL");
 	if (!path || !*path)
 		return;
-	fprintf(stderr, "kvod-fetch: live: test stall after chunk %" PRIu64 "'s bytes\n",
-		seq);
+	fprintf(stderr, "kvod-fetch: live: test stall after %schunk %" PRIu64 "'s bytes\n",
+		l->fence ? "posting " : "", seq);
 	while (!fetch_stop && access(path, F_OK) == 0)
 		nap(10);
+}
+
+/*
+ * READ chunk @seq's @len bytes into l->data, then its slot entry again
+ * into l->check. The entry's READ must read the server's memory after
+ * the bytes' READs did, which the transports promise only for a READ
+ * posted after they completed, or fenced (<linux/kvod_rdma.h>). So
+ * without --fence it is posted once their completions are in; with it,
+ * together with them and IBV_SEND_FENCE, and the device holds it back
+ * until they completed: one wait for all of them.
+ */
+static int rd_chunk(struct fetch *f, struct live *l, uint64_t seq,
+		    uint32_t len)
+{
+	unsigned int posted = 0;
+
+	if (rd_post(f, l, l->data_off + (seq % l->nr) * l->slot_bytes,
+		    l->data, len, 0, &posted))
+		return -1;
+	if (!l->fence && rd_wait(f, l, &posted))
+		return -1;
+	test_stall(l, seq);
+	if (rd_post(f, l, entry_off(l, seq), l->check, sizeof(*l->check),
+		    l->fence ? IBV_SEND_FENCE : 0, &posted))
+		return -1;
+	return rd_wait(f, l, &posted);
 }
 
 /* Nothing new is known: wait for a note, or poll the head. */
@@ -364,12 +418,15 @@ int fetch_live_run(struct fetch *f, double t_end)
 	uint64_t want;
 
 	l.notes = !!(f->c.reply_flags & KVOD_RDMA_NOTIFY);
+	l.fence = f->o->fence && kvod_fences_reads(&f->c);
 	if (live_setup(f, &l) || read_head(f, &l))
 		return -1;
 	want = l.known ? l.known - 1 : 0;
 	if (!f->o->quiet)
-		fprintf(stderr, "kvod-fetch: live: from chunk %" PRIu64 "%s\n",
-			want, l.notes ? ", with notes" : "");
+		fprintf(stderr, "kvod-fetch: live: from chunk %" PRIu64 "%s%s\n",
+			want, l.notes ? ", with notes" : "",
+			l.fence ? ", fenced" :
+			f->o->fence ? ", not fenced (iWARP fences no READ)" : "");
 	while (!fetch_stop && (!t_end || fetch_now() < t_end)) {
 		struct kvod_rdma_live_slot *e;
 		uint32_t len;
@@ -411,11 +468,7 @@ int fetch_live_run(struct fetch *f, double t_end)
 				want, len, l.slot_bytes);
 			return -1;
 		}
-		if (rd(f, &l, l.data_off + (want % l.nr) * l.slot_bytes, l.data,
-		       len))
-			return -1;
-		test_stall(want);
-		if (rd(f, &l, entry_off(&l, want), l.check, sizeof(*l.check)))
+		if (rd_chunk(f, &l, want, len))
 			return -1;
 		if (be64toh(l.check->seq) != want) {
 			f->live_torn++;

@@ -69,7 +69,7 @@ static void usage(FILE *f)
 		"usage: kvod-fetch {rdma|http}://HOST[:PORT]/NAME [-o FILE] [--offset N] [--length N]\n"
 		"                  [--chunk SIZE] [--depth N] [--rate RATE --cache MS]\n"
 		"                  [--seek-every SEC] [--duration SEC] [--seed N]\n"
-		"                  [--timeout MS] [--poll MS] [--note-wait MS] [-q]\n"
+		"                  [--timeout MS] [--poll MS] [--note-wait MS] [--fence] [-q]\n"
 		"  HOST is a name, an IPv4 address or [IPv6]; PORT defaults to %d\n"
 		"  for rdma://, 80 for http://.\n"
 		"  SIZE and N take k/K, M, G suffixes (powers of 1024); RATE is in bits/s\n"
@@ -94,6 +94,7 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "poll", required_argument, NULL, 'P' },
 		{ "note-wait", required_argument, NULL, 'N' },
+		{ "fence", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
@@ -163,6 +164,9 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 			if (kvod_parse_range(optarg, 1, 3600 * 1000, &v))
 				goto bad;
 			o->note_wait_ms = v;
+			break;
+		case 'F':
+			o->fence = 1;
 			break;
 		case 'q':
 			o->quiet = 1;

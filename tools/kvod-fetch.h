@@ -47,6 +47,9 @@ struct fetch_opts {
 	int note_wait_ms;		/* live, notes: READ the head after
 					 * this long without one (ms)
 					 */
+	int fence;			/* live: post a slot entry's second
+					 * READ with the bytes', fenced
+					 */
 	int quiet;
 };
 
