@@ -46,6 +46,13 @@
  *	one MR, deregister the MR at once, with the READs in flight, and
  *	wait for each to end: "dereg: ok" (or the error), "reads: N
  *	posted, M ended", "first: OUTCOME" (the first completion's)
+ *   rdma_client [-p PORT] HOST fence NAME
+ *	post a READ of the movie's first 4 KiB and, right behind it, one
+ *	of the next 4 KiB with IBV_SEND_FENCE; once both ended (or one did
+ *	not within the timeout), a plain READ of the 4 KiB after: "plain:
+ *	OUTCOME", "fenced: OUTCOME", "after: OUTCOME", with the library's
+ *	reason in parentheses for a READ that did not end (what a device
+ *	that cannot fence a READ does with one)
  *
  * Outcomes are ibv_wc_status_str() texts: "success", "remote access
  * error", ...
@@ -566,6 +573,81 @@ static int cmd_dereg(const char *name)
 	return 0;
 }
 
+/* The READs of cmd_fence(): a plain one, a fenced one, a plain one. */
+#define FENCE_PIECE	4096
+
+/*
+ * Wait for @n READs of cmd_fence(), their outcomes into @st by wr_id; if
+ * one does not end, why is in c->err.
+ */
+static void fence_reap(struct kvod_conn *c, int n, int *st)
+{
+	struct ibv_wc wc;
+	int k;
+
+	while (n-- > 0) {
+		k = kvod_poll(c, &wc, 1, TIMEOUT_MS);
+		if (k != 1) {
+			if (!k)
+				snprintf(c->err, sizeof(c->err), "timed out");
+			return;
+		}
+		if (wc.wr_id < 3)
+			st[wc.wr_id] = wc.status;
+	}
+}
+
+/* "WHAT: OUTCOME", with c->err for a READ that did not end. */
+static void fence_print(const struct kvod_conn *c, const char *what, int st)
+{
+	if (st < 0)
+		printf("%s: %s (%s)\n", what, st_str(st), c->err);
+	else
+		printf("%s: %s\n", what, st_str(st));
+}
+
+static int cmd_fence(const char *name)
+{
+	int st[3] = { -1, -1, -1 }, posted = 0, i;
+	const struct kvod_seg *s;
+	struct kvod_conn c;
+	struct ibv_mr *mr;
+	char *buf;
+
+	if (open_movie(&c, name))
+		return 1;
+	s = &c.segs[0];
+	buf = s->length >= 3 * FENCE_PIECE ? malloc(3 * FENCE_PIECE) : NULL;
+	mr = buf ? kvod_reg(&c, buf, 3 * FENCE_PIECE) : NULL;
+	if (!mr) {
+		fprintf(stderr, "rdma_client: %s: %s\n", name,
+			buf ? c.err : "no 12 KiB to READ, or out of memory");
+		free(buf);
+		kvod_close(&c);
+		return 1;
+	}
+	/* The plain READ and the fenced one behind it, posted together. */
+	for (i = 0; i < 2; i++)
+		posted += !kvod_post_read_flags(&c, buf + i * FENCE_PIECE,
+						mr->lkey,
+						s->addr + i * FENCE_PIECE,
+						s->rkey, FENCE_PIECE, i,
+						i ? IBV_SEND_FENCE : 0);
+	fence_reap(&c, posted, st);
+	fence_print(&c, "plain", st[0]);
+	fence_print(&c, "fenced", st[1]);
+	/* Then a plain one: is the connection still served? */
+	c.err[0] = 0;
+	if (!kvod_post_read(&c, buf + 2 * FENCE_PIECE, mr->lkey,
+			    s->addr + 2 * FENCE_PIECE, s->rkey, FENCE_PIECE, 2))
+		fence_reap(&c, 1, st);
+	fence_print(&c, "after", st[2]);
+	ibv_dereg_mr(mr);
+	kvod_close(&c);
+	free(buf);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (kvod_opt_port(&argc, &argv, &port) || argc < 3)
@@ -594,6 +676,8 @@ int main(int argc, char **argv)
 		return cmd_badstart(argv[2]);
 	if (!strcmp(argv[1], "dereg") && argc == 3)
 		return cmd_dereg(argv[2]);
+	if (!strcmp(argv[1], "fence") && argc == 3)
+		return cmd_fence(argv[2]);
 	if (!strcmp(argv[1], "vanish") && argc == 5) {
 		int ret = cmd_vanish(argv[2], atoi(argv[3]), atoi(argv[4]));
 
@@ -616,7 +700,7 @@ usage:
 	fprintf(stderr,
 		"usage: rdma_client [-p PORT] HOST raw HEX|- | table NAME |\n"
 		"       read NAME OFF LEN | cross NAME_A NAME_B | stale NAME |\n"
-		"       pastend NAME | badstart NAME | dereg NAME |\n"
+		"       pastend NAME | badstart NAME | dereg NAME | fence NAME |\n"
 		"       vanish NAME RETRY SECONDS | nostart NAME SECONDS |\n"
 		"       idle NAME SECONDS FILE\n");
 	return 2;

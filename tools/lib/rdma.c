@@ -977,10 +977,11 @@ long kvod_seg_find(const struct kvod_conn *c, uint64_t off)
  * A fenced READ waits in the device until every READ posted before it on
  * the connection has completed (IBA 10.8.3.3), so the server's memory is
  * read for it after it was read for them. rxe, and IB and RoCE devices,
- * do so. Over iWARP a READ cannot be fenced: siw takes a fenced READ for
- * a bad work request and stops serving the connection
- * (siw_activate_tx_from_sq()), and cxgb4 drops the flag from a READ.
- * There the caller waits for the completions instead.
+ * do so. Over iWARP a READ cannot be fenced: siw refuses a fenced READ
+ * (siw_activate_tx_from_sq()) and leaves it at the head of the send
+ * queue, where neither it nor a READ posted after it completes, and
+ * cxgb4 drops the flag from a READ. There the caller waits for the
+ * completions instead.
  */
 int kvod_fences_reads(const struct kvod_conn *c)
 {
