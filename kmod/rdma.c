@@ -80,6 +80,20 @@ static bool addr_is_any(const struct sockaddr_storage *ss)
 	return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
+/*
+ * rdma_cm takes a loopback address for the wildcard (cma_any_addr()): an
+ * id bound to 127.0.0.1 listens on every device and accepts requests for
+ * any address. A listener that says it is on loopback must not be
+ * reachable from the network, so kvod refuses loopback addresses.
+ */
+static bool addr_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ipv4_is_loopback(((const struct sockaddr_in *)ss)->
+					sin_addr.s_addr);
+	return ipv6_addr_loopback(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
 /* Whether a specific address is configured in @net at all. */
 static bool addr_is_local(struct net *net, const struct sockaddr_storage *ss)
 {
@@ -406,7 +420,8 @@ static int kvod_rdma_start(struct kvod_listener *l)
 
 	if (!net_eq(l->net, &init_net))
 		return -EOPNOTSUPP;	/* see the top of this file */
-	if (!addr_is_any(&l->addr) && !addr_is_local(l->net, &l->addr))
+	if (addr_is_loopback(&l->addr) ||
+	    (!addr_is_any(&l->addr) && !addr_is_local(l->net, &l->addr)))
 		return -EADDRNOTAVAIL;
 
 	rl = kzalloc(sizeof(*rl), GFP_KERNEL);

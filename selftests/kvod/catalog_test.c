@@ -1281,6 +1281,33 @@ TEST_F(kvod, listen_address_not_local)
 }
 
 /*
+ * RDMA LISTEN on 127.0.0.1 or ::1: rdma_cm would bind it as the wildcard
+ * and accept requests for every address of every device, so it is
+ * refused (EADDRNOTAVAIL) and nothing changes; HTTP there is fine.
+ */
+TEST_F(kvod, listen_rdma_loopback)
+{
+	struct kvod_listen l = { .size = sizeof(l), .proto = KVOD_PROTO_RDMA };
+	struct snap before;
+
+	l.addr.family = AF_INET6;
+	l.addr.port = 8098;
+	l.addr.addr[15] = 1;
+	ASSERT_EQ(0, snap_take(self->dev, &before));
+	EXPECT_EQ(EADDRNOTAVAIL, kvod_listen_v4(self->dev, true,
+						KVOD_PROTO_RDMA,
+						"127.0.0.1", 8098));
+	EXPECT_EQ(EADDRNOTAVAIL, kvod_listen_v4(self->dev, true,
+						KVOD_PROTO_RDMA,
+						"127.0.0.2", 8098));
+	EXPECT_EQ(EADDRNOTAVAIL, kvod_ioctl(self->dev, KVOD_IOC_LISTEN, &l));
+	ASSERT_INTACT(self->dev, &before);
+	EXPECT_EQ(0, kvod_listen_v4(self->dev, true, KVOD_PROTO_HTTP,
+				    "127.0.0.1", 8098));
+	EXPECT_EQ(0, kvod_stop_all(self->dev));
+}
+
+/*
  * LISTEN on a link-local address whose scope names no interface: the
  * bind says ENODEV, and nothing changes.
  */

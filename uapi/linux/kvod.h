@@ -229,7 +229,8 @@ struct kvod_sockaddr {
  *
  * Errors: EINVAL (bad proto, family, port or address), EADDRINUSE (a
  * listener of that proto on that address exists, or the port is taken),
- * EADDRNOTAVAIL (no such local address), ENODEV (HTTP: a link-local
+ * EADDRNOTAVAIL (no such local address; RDMA: also a loopback address,
+ * which rdma_cm would take for the wildcard), ENODEV (HTTP: a link-local
  * address's scope_id names no interface), ENOENT (UNLISTEN: no such
  * listener), EOPNOTSUPP (RDMA outside the initial network namespace),
  * EPERM.
