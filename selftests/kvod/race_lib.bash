@@ -301,7 +301,7 @@ race_no_readers() {
 # no): without one, "none corrupt, none hung" would hold of clients that
 # never reached the server.
 race_rmmod_while() {
-	local rc
+	local rc t0 f
 
 	(
 		while [ ! -e "$RACE_TMP/stop" ] && [ -e /sys/module/kvod ]; do
@@ -316,9 +316,18 @@ race_rmmod_while() {
 		echo yes || echo no)
 	ktap_print_msg "readers attached before rmmod: $RACE_READERS"
 	[ "$RACE_READERS" = yes ] || race_no_readers
+	t0=$SECONDS
 	race_rmmod 60
 	rc=$?
+	ktap_print_msg "rmmod: status $rc after $((SECONDS - t0)) s"
+	t0=$SECONDS
 	race_stop
+	ktap_print_msg "client loops stopped $((SECONDS - t0)) s later"
+	for f in "$RACE_TMP"/*.out; do
+		[ -e "$f" ] || continue
+		f=$(basename "$f" .out)
+		ktap_print_msg "$f: $(race_summary "$f")"
+	done
 	return "$rc"
 }
 
