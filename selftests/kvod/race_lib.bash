@@ -264,10 +264,14 @@ race_readers() {
 }
 
 # race_serve_pause: the pause a cycle of race_rmmod_while's command ends
-# with, a second or two (four or five on the debug kernel, by time_limit),
-# so that clients connect and read before the next cycle: back to back,
-# relinks, re-adds and relistens left no client served in the whole wait.
+# with: until kvod serves a client (race_readers; at most time_limit 10
+# s), then a second or two more (four or five on the debug kernel, by
+# time_limit), so that race_rmmod_while sees readers attached before its
+# rmmod. A fixed pause was not enough on a loaded host: clients that had
+# only just connected when the next relink, re-add or relisten came left
+# no reader to be seen in the whole wait (CI, twice).
 race_serve_pause() {
+	wait_test "$(time_limit 10)" -gt 0 race_readers 2>/dev/null
 	sleep "$(time_limit 1).$((RANDOM % 10))"
 }
 
@@ -283,7 +287,7 @@ race_no_readers() {
 	for f in "$RACE_TMP"/*.out; do
 		[ -e "$f" ] || continue
 		ktap_print_msg "$(basename "$f" .out): $(sort "$f" | uniq -c |
-			awk '{ printf "%s%s=%s", NR > 1 ? " " : "", $2, $1 }')"
+			awk '{ printf "%s%s=%s", (NR > 1 ? " " : ""), $2, $1 }')"
 	done
 	for f in "$RACE_TMP"/*.err; do
 		[ -s "$f" ] || continue
