@@ -88,7 +88,9 @@ check: sparse checkpatch
 
 # Two guests: software emulation runs a guest on one host core, so one
 # guest would leave the second core idle and take the CI past its hour.
-# The race tests stress for 30 s each here (race_lib.bash: 60 s times
+# This tier leaves some programs and transports to the debug tier
+# (Documentation/testing.rst, "What each tier runs"). The race tests,
+# when named here, stress for 30 s each (race_lib.bash: 60 s times
 # KVOD_TIMEOUT_SCALE elsewhere, 240 s on the debug kernel).
 test: setup
 	$(MAKE) all selftests siw
@@ -121,6 +123,7 @@ test-debug: setup
 	$(MAKE) tools selftests debug-modules
 	KVOD_KERNEL=$$(tools/debug-kernel --print) \
 	KVOD_KMOD_DIR=$(DEBUG_BUILD)/kmod \
+	KVOD_TIER=debug \
 	KVOD_TIMEOUT_SCALE=$${KVOD_TIMEOUT_SCALE:-4} \
 	KVOD_BOOT_TIMEOUT=$${KVOD_BOOT_TIMEOUT:-1500} \
 	KVOD_VM_TIMEOUT=$${KVOD_VM_TIMEOUT:-28800} \

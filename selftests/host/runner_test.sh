@@ -54,7 +54,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 31
+ktap_plan 34
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -161,6 +161,20 @@ check_eq "NAME@siw runs NAME over siw, and is reported as NAME@siw" \
 	"$(grep -E '^ *ok ' <<<"$out" | sed 's/^ *//' | paste -sd'|')"
 check_eq "NAME@siw keeps NAME's timeout (slow.sh's 1 s)" "1 1" \
 	"$(base_timeout "$T/slow.sh") $(base_timeout "$T/slow.sh@siw")"
+
+# Tiers: "# tier: debug" and a transport written T:debug are left out of
+# the default list unless KVOD_TIER=debug; named, they run in any tier.
+mkdir "$TMP/tier"
+printf '# transports: rxe siw siwlo:debug\necho 1..0\n' >"$TMP/tier/a.sh"
+printf '# tier: debug\n# transports: rxe siw\necho 1..0\n' >"$TMP/tier/b.sh"
+check_eq "make test's tier leaves out tier-debug programs and T:debug runs" \
+	"a.sh|a.sh@siw" \
+	"$(KVOD_TESTS='' KVOD_TIER='' suite_programs "$TMP/tier" | xargs -n1 basename | paste -sd'|')"
+check_eq "the debug tier runs all of them" \
+	"a.sh|b.sh|a.sh@siw|a.sh@siwlo|b.sh@siw" \
+	"$(KVOD_TESTS='' KVOD_TIER=debug suite_programs "$TMP/tier" | xargs -n1 basename | paste -sd'|')"
+check_eq "a tier-debug program named runs in make test's tier" "b.sh@siw" \
+	"$(KVOD_TIER='' suite_programs "$TMP/tier" b@siw | xargs -n1 basename)"
 
 # --plan: what each guest would run, on the real suite, booting nothing.
 # The shards of KVOD_SHARD=I/N are the whole suite once: every program

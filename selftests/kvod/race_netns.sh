@@ -13,6 +13,7 @@
 # deleted while kvod is unloaded.
 #
 # timeout: 900
+# tier: debug
 
 # shellcheck disable=SC2317 # functions that trap and wait_for run
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")

@@ -13,6 +13,7 @@
 # link changes unloads cleanly.
 #
 # timeout: 900
+# tier: debug
 # transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")

@@ -10,6 +10,7 @@
 # QP on the device.
 #
 # timeout: 900
+# tier: debug
 # transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")

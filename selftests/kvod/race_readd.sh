@@ -10,6 +10,7 @@
 # of it running unloads and leaves nothing on the RDMA device.
 #
 # timeout: 900
+# tier: debug
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/kvod/race_lib.bash

@@ -12,7 +12,7 @@
 # READ end and leaves no kernel report.
 #
 # timeout: 600
-# transports: rxe siw siwlo
+# transports: rxe siw siwlo:debug
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

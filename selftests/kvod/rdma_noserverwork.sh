@@ -13,7 +13,7 @@
 # at most 3 per rdma_keepalive seconds the transfer took, plus 3.
 #
 # timeout: 600
-# transports: rxe siw
+# transports: rxe siw:debug
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

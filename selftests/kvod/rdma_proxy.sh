@@ -19,7 +19,7 @@
 # queue full take turns.
 #
 # timeout: 1200
-# transports: rxe siw siwlo
+# transports: rxe siw:debug siwlo:debug
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

@@ -12,7 +12,7 @@
 # siw.ko lost 2 of 450 in one run with KVOD_REJECT_ROUNDS=150).
 #
 # timeout: 600
-# transports: rxe siw siwlo
+# transports: rxe siw siwlo:debug
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

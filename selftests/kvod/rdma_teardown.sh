@@ -9,7 +9,7 @@
 # or QP on the device.
 #
 # timeout: 600
-# transports: rxe siw siwlo
+# transports: rxe siw siwlo:debug
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

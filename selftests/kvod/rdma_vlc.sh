@@ -11,7 +11,7 @@
 # connect.
 #
 # timeout: 600
-# transports: rxe siw
+# transports: rxe siw:debug
 
 # shellcheck source=selftests/kvod/rdma_lib.bash
 . "$(dirname "$0")/rdma_lib.bash"

@@ -26,26 +26,56 @@
 # more for each other transport T, as the program NAME@T with
 # KVOD_RDMA_TRANSPORT=T in its environment (selftests/lib/rxe.sh).
 #
+# Tiers: with KVOD_TIER=debug (make test-debug) the default list is the
+# whole suite. Otherwise (make test, whose CI run has an hour) it leaves
+# out a shell test whose top comment block has a line "# tier: debug",
+# and the transports written T:debug in its transports line. Programs
+# named on the command line or in $KVOD_TESTS run in any tier.
+#
 # With KVOD_RESULTS set, each program's unindented output is also saved
 # as $KVOD_RESULTS/SUITE/NAME.log.
 
-# test_transports PATH: the transports of shell test PATH after the
-# first (see "Transports" above), space-separated.
-test_transports() {
+# header_line PATH KEY: the rest of the "# KEY:" line in the comment
+# block at the top of shell test PATH, if it has one.
+header_line() {
 	[[ $1 == *.sh ]] && [ -r "$1" ] || return 0
-	awk '/^#[[:space:]]*transports:/ {
-			sub(/^#[[:space:]]*transports:[[:space:]]*/, "")
-			$1 = ""; sub(/^ +/, ""); print; exit }
+	awk -v key="$2" '$0 ~ "^#[[:space:]]*" key ":" {
+			sub("^#[[:space:]]*" key ":[[:space:]]*", ""); print; exit }
 		/^#/ || /^[[:space:]]*$/ { next }
 		{ exit }' "$1"
 }
 
+# in_tier PATH: whether shell test PATH belongs to this tier's default
+# list (see "Tiers" above).
+in_tier() {
+	[ "${KVOD_TIER:-}" = debug ] || [ "$(header_line "$1" tier)" != debug ]
+}
+
+# test_transports PATH: the transports of shell test PATH after the
+# first that this tier runs (see "Transports" and "Tiers" above),
+# space-separated, without their ":debug".
+test_transports() {
+	local t out=
+
+	# shellcheck disable=SC2046 # a list of words
+	set -- $(header_line "$1" transports)
+	(($#)) && shift
+	for t; do
+		if [[ $t == *:debug ]]; then
+			[ "${KVOD_TIER:-}" = debug ] || continue
+			t=${t%:debug}
+		fi
+		out+=" $t"
+	done
+	echo "${out# }"
+}
+
 # suite_programs DIR [NAME...]: the programs to run, a path a line, in
 # order: NAME..., or else the names in $KVOD_TESTS, or else DIR/*_test
-# then DIR/*.sh, each in glob order (run_guest.sh sets LC_COLLATE=C),
-# then the other-transport runs (PATH@T) of those shell tests. A NAME
-# with a "/" is a path; otherwise a file in DIR, where ".sh" may be left
-# out; either may end in @T.
+# then DIR/*.sh of this tier, each in glob order (run_guest.sh sets
+# LC_COLLATE=C), then the other-transport runs (PATH@T) of those shell
+# tests. A NAME with a "/" is a path; otherwise a file in DIR, where
+# ".sh" may be left out; either may end in @T.
 suite_programs() {
 	local dir=$1 name f t at
 	local -a names extra=()
@@ -59,7 +89,8 @@ suite_programs() {
 		names=()
 		shopt -s nullglob
 		for f in "$dir"/*_test "$dir"/*.sh; do
-			if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; }; then
+			if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; } &&
+				in_tier "$f"; then
 				names+=("$(basename "$f")")
 				for t in $(test_transports "$f"); do
 					extra+=("$(basename "$f")@$t")
