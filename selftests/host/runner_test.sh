@@ -54,7 +54,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 34
+ktap_plan 35
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -109,6 +109,17 @@ check_eq "unreported programs count as failed" "3 passed, 6 failed, 2 skipped" \
 count=$("$REPO/tools/run-tests" --count "$TMP/empty.log") || true
 check_eq "a log without KTAP is one failure" "0 passed, 1 failed, 0 skipped" \
 	"$(tail -n1 <<<"$count")"
+
+# A failed leaf's summary line carries the last three diagnostics before
+# it (check_eq's expected and actual), and none from before a result.
+printf '%s\n' 'TAP version 13' 1..1 '# selftests: t: d.sh' '  1..2' \
+	'  # old' '  ok 1 a' '  # one' '  # two' "  # expected: 'x'" \
+	"  # actual:   'y'" '  not ok 2 b' 'not ok 1 selftests: t: d.sh # exit=1' \
+	>"$TMP/diag.log"
+count=$("$REPO/tools/run-tests" --count "$TMP/diag.log") || true
+check_eq "a failed check's summary says what differed" \
+	"FAIL diag: d.sh: b|    # two|    # expected: 'x'|    # actual:   'y'" \
+	"$(sed -n '/^FAIL/,/^NOTE/p' <<<"$count" | grep -v '^NOTE' | paste -sd'|')"
 
 printf 'TAP version 13\n1..1\n# selftests: t: a.sh\n  ok 1 x\nok 1 selftests: t: a.sh\n' >"$TMP/ok.log"
 rc=0
