@@ -3010,5 +3010,5 @@ int main(int argc, char **argv)
 {
 	page_size = sysconf(_SC_PAGESIZE);
 	kvod_ko_path(ko_path, sizeof(ko_path));
-	return kvod_harness_main(argc, argv, ko_path);
+	return kvod_harness_main(argc, argv, ko_path, NULL);
 }

@@ -44,6 +44,7 @@
 
 #include "kvod_util.h"
 #include "kselftest_harness.h"
+#include "kvod_main.h"
 
 #define THREADS		4
 #define SEED_DEFAULT	0x6b766f64U
@@ -93,7 +94,6 @@ struct worker {
 
 static char ko_path[PATH_MAX];
 static bool have_rxe;
-static pid_t main_pid;
 static size_t page_size;
 static unsigned int seed;
 static struct timespec deadline;
@@ -890,45 +890,30 @@ static int rdma_topology(const char *fn)
 	return system(cmd);
 }
 
-static void unload_at_exit(void)
+/* Soft-RoCE for the RDMA listeners, if this guest can have it. */
+static void rxe_up(void)
 {
-	if (getpid() != main_pid)
-		return;
-	if (kvod_module_loaded())
-		kvod_module_unload();
+	have_rxe = !rdma_topology("rxe_setup");
+	if (!have_rxe)
+		rdma_topology("rxe_teardown");
+}
+
+static void rxe_down(void)
+{
 	if (have_rxe && rdma_topology("rxe_teardown"))
 		fprintf(stderr, "# cannot remove Soft-RoCE\n");
 }
 
 int main(int argc, char **argv)
 {
-	int i, ret;
+	static const struct kvod_main_opts opts = {
+		.params = "max_resident_mb=64",
+		.setup = rxe_up,
+		.teardown = rxe_down,
+	};
 
 	page_size = sysconf(_SC_PAGESIZE);
 	seed = env_ul("KVOD_FUZZ_SEED", SEED_DEFAULT);
 	kvod_ko_path(ko_path, sizeof(ko_path));
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-l") || !strcmp(argv[i], "-h"))
-			return test_harness_run(argc, argv);
-	if (!kvod_in_guest()) {
-		ksft_print_header();
-		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
-	}
-	if (kvod_module_loaded() && kvod_module_unload()) {
-		ksft_print_header();
-		ksft_exit_fail_msg("cannot remove a stale %s\n", KVOD_MODULE);
-	}
-	have_rxe = !rdma_topology("rxe_setup");
-	if (!have_rxe)
-		rdma_topology("rxe_teardown");
-	/* The debug kernel has the RDMA core built in: insmod tells. */
-	ret = system("modprobe -q -a ib_core rdma_cm 2>/dev/null");
-	ret = kvod_module_load(ko_path, "max_resident_mb=64");
-	if (ret) {
-		ksft_print_header();
-		ksft_exit_fail_msg("insmod %s: %s\n", ko_path, strerror(ret));
-	}
-	main_pid = getpid();
-	atexit(unload_at_exit);
-	return test_harness_run(argc, argv);
+	return kvod_harness_main(argc, argv, ko_path, &opts);
 }

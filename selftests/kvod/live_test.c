@@ -664,5 +664,5 @@ TEST_F(live, feed_fd_pins_the_module)
 int main(int argc, char **argv)
 {
 	kvod_ko_path(ko_path, sizeof(ko_path));
-	return kvod_harness_main(argc, argv, ko_path);
+	return kvod_harness_main(argc, argv, ko_path, NULL);
 }
