@@ -34,7 +34,7 @@
 #      (selftests/kvod/note_sink), for N in SINKS; reported with the
 #      notes sent and dropped, and the CPU per note; then, for
 #      TRACE_S seconds more, kvod's own part of a note: the mean time
-#      of note_wake() under the function graph tracer (the wake-up that
+#      of note_notify() under the function graph tracer (the wake-up that
 #      builds and posts a note, ib_post_send() included; the rest of the
 #      CPU per note is rxe making, sending and completing the packet).
 #   2. Players, N at once for SECS seconds, for N in CLIENTS:
@@ -151,26 +151,26 @@ qp_states() {
 }
 
 # ntrace SECONDS: kvod's own part of a note, in us: the function
-# graph tracer on note_wake() alone for that long, the wake-up of a
+# graph tracer on note_notify() alone for that long, the wake-up of a
 # connection that builds and posts its note (ib_post_send() included:
 # with an RDMA NIC, a doorbell; rxe does the rest, the packet, later in
 # its own work), and the mean time of a call; 0 without tracefs or calls.
 ntrace() {
 	local t=/sys/kernel/tracing
 
-	if ! echo note_wake >"$t/set_ftrace_filter" 2>/dev/null; then
+	if ! echo note_notify >"$t/set_ftrace_filter" 2>/dev/null; then
 		echo 0
 		return
 	fi
-	echo note_wake >"$t/set_graph_function"
+	echo note_notify >"$t/set_graph_function"
 	echo 16384 >"$t/buffer_size_kb"
 	echo function_graph >"$t/current_tracer"
 	echo >"$t/trace"
 	echo 1 >"$t/tracing_on"
 	pair_nap "$1"
 	echo 0 >"$t/tracing_on"
-	# " 0)   4.567 us    |  note_wake [kvod]();", maybe with a + or !
-	awk '/note_wake/ { for (i = 2; i <= NF; i++) if ($i == "us") {
+	# " 0)   4.567 us    |  note_notify [kvod]();", maybe with a + or !
+	awk '/note_notify/ { for (i = 2; i <= NF; i++) if ($i == "us") {
 			n++; s += $(i - 1); break } }
 		END { printf "%.2f", n ? s / n : 0 }' "$t/trace"
 	echo nop >"$t/current_tracer"
@@ -445,7 +445,7 @@ log "# live streaming's server cost across two guests: $(uname -r), $PAIR_RDMA o
 log "# source: $PPS TS packets/s ($((PPS * 188 * 8 / 1000)) kbit/s); kvod chunks of $CHUNK_PKTS packets ($(awk -v p="$PPS" -v c="$CHUNK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), HLS segments of 1 s"
 log "# baseline, the source and packager with no client ($IDLE_S s, subtracted from every point of part 2): $IDLE % of a CPU (by the tick's samples: $TICKS %)${KVOD_ICOUNT:+; icount shift=$KVOD_ICOUNT}"
 log "# 1. notes alone: N connections taking notes of channel \"notes\" (chunks of $SINK_PKTS packets, $(awk -v p="$PPS" -v c="$SINK_PKTS" 'BEGIN { printf "%.1f", p / c }')/s), ${SECS} s each"
-log "#    then ${TRACE_S} s more with note_wake() traced: kvod's part of a note (the wake-up, ib_post_send included)"
+log "#    then ${TRACE_S} s more with note_notify() traced: kvod's part of a note (the wake-up, ib_post_send included)"
 log "#    baseline: the server's CPU for ${SECS} s just before the point, which it subtracts"
 log "#    N  baseline %  server CPU %  notes/s  dropped/s  CPU us/note  kvod us/note"
 for n in $SINKS; do

@@ -13,7 +13,7 @@
  * field of struct http_conn but @ref and @flags is only touched by it,
  * except the listener's linkage (@node, @peer: srv->lock, also taken by
  * http_stop()'s abort of the connections) and what a live response's
- * wake-up reads (@srv and @work, set before its wait entry is added).
+ * watcher reads (@srv and @work, set before the watcher is added).
  *
  * Deadlines (module parameters): a request head must be complete within
  * http_header_timeout seconds of its first byte (of the connection, for

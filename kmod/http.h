@@ -12,7 +12,6 @@
 #include <linux/socket.h>
 #include <linux/timer.h>
 #include <linux/types.h>
-#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "http_parse.h"
@@ -49,7 +48,7 @@ struct http_server;
 
 /**
  * struct http_live_tx - the body of a response from a live channel
- * @wait: on the channel's wait queue while the response has a body: a
+ * @watch: watches the channel while the response has a body: a
  *	completed chunk, or the channel's end, queues the connection's work
  * @page: the chunk being sent, held (kvod_live_take()); NULL between chunks
  * @seq: that chunk, or the next one wanted
@@ -67,7 +66,7 @@ struct http_server;
  *	ready: the send timeout waits for the writer, it does not expire
  */
 struct http_live_tx {
-	struct wait_queue_entry wait;
+	struct kvod_live_watcher watch;
 	struct page *page;
 	u64 seq;
 	u32 len;

@@ -14,9 +14,9 @@
  * gets whole chunks, each as written, never a torn or overwritten one.
  *
  * Wakeups: from kvod_http_live_begin() to kvod_http_live_done() (the end
- * of the response, or of its connection) the response's wait entry is on
- * the channel's wait queue, so a completed chunk or the channel's end
- * queues the connection's work; a full socket wakes it as for movies.
+ * of the response, or of its connection) the response watches the channel
+ * (kvod_live_watch()), so a completed chunk or the channel's end queues
+ * the connection's work; a full socket wakes it as for movies.
  * When the channel ends (DEL), the body ends with the last chunk of the
  * chunked coding (HTTP/1.1) or with the connection (HTTP/1.0). A client
  * that closes its side while the channel is idle is let go at once.
@@ -26,20 +26,18 @@
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/uio.h>
-#include <linux/wait.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
 #include "http.h"
 
-static int live_wake(struct wait_queue_entry *wait, unsigned int mode,
-		     int flags, void *key)
+static void live_notify(struct kvod_live_watcher *w,
+			const struct kvod_live_event *ev)
 {
-	struct http_conn *conn = container_of(wait, struct http_conn,
-					      tx.live.wait);
+	struct http_conn *conn = container_of(w, struct http_conn,
+					      tx.live.watch);
 
 	kvod_http_conn_queue(conn);
-	return 0;
 }
 
 /**
@@ -54,8 +52,7 @@ void kvod_http_live_begin(struct http_conn *conn, bool http10)
 
 	lt->chunked = !http10;
 	lt->seq = kvod_live_newest(ch);
-	init_waitqueue_func_entry(&lt->wait, live_wake);
-	kvod_live_watch(ch, &lt->wait);
+	kvod_live_watch(ch, &lt->watch, live_notify);
 }
 
 /**
@@ -66,7 +63,7 @@ void kvod_http_live_done(struct http_conn *conn)
 {
 	struct http_live_tx *lt = &conn->tx.live;
 
-	kvod_live_unwatch(conn->tx.movie->live, &lt->wait);
+	kvod_live_unwatch(conn->tx.movie->live, &lt->watch);
 	if (lt->page)
 		put_page(lt->page);
 	lt->page = NULL;

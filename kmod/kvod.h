@@ -187,18 +187,35 @@ void kvod_movie_unlisted(struct kvod_movie *movie);
 unsigned int kvod_movie_zombies(void);
 
 /**
- * struct kvod_live_event - what a channel's watchers are woken for: the
- *	key of the wake-up (kvod_live_watch())
- * @seq: the chunk just completed; KVOD_LIVE_SEQ_NONE when @ended
+ * struct kvod_live_event - what a channel's watchers are told of
+ *	(kvod_live_watch())
+ * @seq: the chunk completed; KVOD_LIVE_SEQ_NONE when @ended
  * @index: its slot
  * @len: its bytes
+ * @lost: chunks before it that were overwritten before watchers could be
+ *	told of them (each still counts as one)
  * @ended: the channel was deleted: no chunk follows
  */
 struct kvod_live_event {
 	u64 seq;
 	u32 index;
 	u32 len;
+	u32 lost;
 	bool ended;
+};
+
+struct kvod_live_watcher;
+typedef void (*kvod_live_notify_t)(struct kvod_live_watcher *w,
+				   const struct kvod_live_event *ev);
+
+/**
+ * struct kvod_live_watcher - one follower of a channel (kvod_live_watch())
+ * @node: on the channel's list of watchers, under its @watch_lock
+ * @notify: called for each completed chunk and for the end
+ */
+struct kvod_live_watcher {
+	struct list_head node;
+	kvod_live_notify_t notify;
 };
 
 #define KVOD_LIVE_SEQ_NONE	U64_MAX
@@ -214,8 +231,9 @@ bool kvod_live_ts(const struct kvod_live *ch);
 u64 kvod_live_newest(struct kvod_live *ch);
 int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
 		   u32 *len);
-void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait);
-void kvod_live_unwatch(struct kvod_live *ch, struct wait_queue_entry *wait);
+void kvod_live_watch(struct kvod_live *ch, struct kvod_live_watcher *w,
+		     kvod_live_notify_t notify);
+void kvod_live_unwatch(struct kvod_live *ch, struct kvod_live_watcher *w);
 
 /* catalog.c */
 int kvod_catalog_init(void);

@@ -48,6 +48,20 @@
  * reference on the movie from KVOD_IOC_LIVE_FEED until it is released;
  * every reader holds one through kvod_movie_open(). DEL ends the channel
  * (kvod_live_end()): readers finish their response, the writer gets EPIPE.
+ * The writer and DEL queue @fanout without a reference: kvod_live_free()
+ * cancels it, or waits for its run to end, before the ring goes.
+ *
+ * Watchers. Every follower (an HTTP response, a push, an RDMA connection
+ * that takes notes) is a struct kvod_live_watcher on @watchers, told of
+ * each completed chunk and of the end. Telling them is not the writer's
+ * job: a channel may have thousands, and the writer must not slow down
+ * with their number. The writer (and DEL) only queue @fanout, whose work
+ * walks the list in process context, with interrupts and preemption on,
+ * yielding every FANOUT_BATCH watchers. It tells them of every chunk
+ * completed since its last run, in order, then of the end; a chunk the
+ * writer overwrote before the work reached it is not told, only counted
+ * in the next event's @lost, so a work that fell behind does at most a
+ * ring's worth of walks.
  *
  * Locking: @lock (a spinlock, never held while sleeping or copying, and
  * taken in process context only) guards the slots' page, seq and len,
@@ -57,13 +71,12 @@
  * READ_ONCE() to stop early. @wlock (a mutex) serialises writes on the feed
  * file and guards @fill; it is held across copies from the writer's
  * memory, which may fault for ever. @plock (a mutex held only for a
- * chunk's copy into the mirror and the wake-ups) orders publishing a
- * chunk against DEL: a chunk is published, mirror and wake-ups included,
- * only before the end, and the end's head flag and wake-up come after
- * the last one. Readers are
- * woken through @wq after each completed chunk and at the end, with a
- * struct kvod_live_event saying which; RDMA connections that asked for
- * notes post one SEND each from that wake-up (rdma_note.c).
+ * chunk's copy into the mirror) orders publishing a chunk against DEL: a
+ * chunk is published, mirror included, only before the end, and the end's
+ * head flag comes after the last one. @watch_lock (a mutex) guards
+ * @watchers, @told and @told_end, and is held by @fanout across its walk,
+ * so a watcher taken off is not being called when kvod_live_unwatch()
+ * returns, and watchers are called one at a time.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -75,7 +88,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uio.h>
-#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include <linux/kvod_rdma.h>
 
@@ -83,6 +96,7 @@
 
 #define LIVE_HEAD_BYTES		64
 #define TS_PACKET		188
+#define FANOUT_BATCH		64	/* watchers told between yields */
 
 /**
  * struct kvod_live_slot - one chunk of the ring
@@ -102,7 +116,11 @@ struct kvod_live_slot {
  * @lock: guards what the top of the file says
  * @wlock: serialises writers on the feed file; guards @fill
  * @plock: orders publishing a chunk against the end
- * @wq: readers waiting for a chunk or for the end
+ * @watch_lock: guards @watchers, @told and @told_end
+ * @watchers: struct kvod_live_watcher.node of every watcher
+ * @fanout: tells the watchers of new chunks and of the end
+ * @told: the next chunk @fanout tells of
+ * @told_end: @fanout told of the end
  * @opts: KVOD_LIVE_*; immutable
  * @chunk_size: bytes per chunk; immutable
  * @nr_chunks: slots; immutable
@@ -123,7 +141,11 @@ struct kvod_live {
 	spinlock_t lock;	/* see above */
 	struct mutex wlock;	/* see above */
 	struct mutex plock;	/* see above */
-	wait_queue_head_t wq;
+	struct mutex watch_lock;	/* see above */
+	struct list_head watchers;
+	struct work_struct fanout;
+	u64 told;
+	bool told_end;
 	u32 opts;
 	u32 chunk_size;
 	u32 nr_chunks;
@@ -155,6 +177,66 @@ static struct page *slot_page_alloc(const struct kvod_live *ch)
 static u64 ring_bytes(u32 size, u32 nr)
 {
 	return (u64)nr << (PAGE_SHIFT + get_order(size));
+}
+
+/*
+ * The next event for @fanout, or false when it told of everything. Under
+ * @watch_lock.
+ */
+static bool fanout_next(struct kvod_live *ch, struct kvod_live_event *ev)
+{
+	u64 seq = ch->told;
+	bool more = true;
+
+	memset(ev, 0, sizeof(*ev));
+	spin_lock(&ch->lock);
+	/* Chunks the ring no longer holds are lost; a ring's worth at most. */
+	if (ch->next_seq - seq > ch->nr_chunks)
+		seq = ch->next_seq - ch->nr_chunks;
+	for (; seq < ch->next_seq; seq++) {
+		struct kvod_live_slot *slot = live_slot(ch, seq);
+
+		if (slot->seq == seq) {
+			ev->seq = seq;
+			ev->index = slot - ch->slots;
+			ev->len = slot->len;
+			break;
+		}
+	}
+	if (seq < ch->next_seq) {
+		ev->lost = seq - ch->told;
+		ch->told = seq + 1;
+	} else if (ch->ended && !ch->told_end) {
+		/* @next_seq is final once @ended is set: see @plock. */
+		ev->seq = KVOD_LIVE_SEQ_NONE;
+		ev->lost = seq - ch->told;
+		ev->ended = true;
+		ch->told = seq;
+		ch->told_end = true;
+	} else {
+		more = false;
+	}
+	spin_unlock(&ch->lock);
+	return more;
+}
+
+/* Tell every watcher of every chunk completed since the last run. */
+static void live_fanout(struct work_struct *work)
+{
+	struct kvod_live *ch = container_of(work, struct kvod_live, fanout);
+	struct kvod_live_watcher *w;
+	struct kvod_live_event ev;
+	unsigned int n = 0;
+
+	mutex_lock(&ch->watch_lock);
+	while (fanout_next(ch, &ev)) {
+		list_for_each_entry(w, &ch->watchers, node) {
+			w->notify(w, &ev);
+			if (!(++n % FANOUT_BATCH))
+				cond_resched();
+		}
+	}
+	mutex_unlock(&ch->watch_lock);
 }
 
 /* Allocation order of the mirror's head and slot entries. */
@@ -298,7 +380,9 @@ struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 	spin_lock_init(&ch->lock);
 	mutex_init(&ch->wlock);
 	mutex_init(&ch->plock);
-	init_waitqueue_head(&ch->wq);
+	mutex_init(&ch->watch_lock);
+	INIT_LIST_HEAD(&ch->watchers);
+	INIT_WORK(&ch->fanout, live_fanout);
 	ch->opts = req->opts;
 	ch->chunk_size = req->chunk_size;
 	ch->order = get_order(req->chunk_size);
@@ -333,6 +417,8 @@ void kvod_live_free(struct kvod_live *ch)
 {
 	u32 i;
 
+	/* Queued by the writer or DEL; with no watcher left it tells nobody. */
+	cancel_work_sync(&ch->fanout);
 	for (i = 0; i < ch->nr_chunks; i++) {
 		if (ch->slots[i].page)
 			__free_pages(ch->slots[i].page, ch->order);
@@ -340,6 +426,7 @@ void kvod_live_free(struct kvod_live *ch)
 	}
 	mutex_destroy(&ch->wlock);
 	mutex_destroy(&ch->plock);
+	mutex_destroy(&ch->watch_lock);
 	kvfree(ch);
 }
 
@@ -349,11 +436,6 @@ void kvod_live_free(struct kvod_live *ch)
  */
 void kvod_live_end(struct kvod_live *ch)
 {
-	struct kvod_live_event ev = {
-		.seq = KVOD_LIVE_SEQ_NONE,
-		.ended = true,
-	};
-
 	/*
 	 * After any chunk being published, none after this: see @plock.
 	 * DEL waits for a chunk's copy at most, never for the writer's
@@ -367,8 +449,8 @@ void kvod_live_end(struct kvod_live *ch)
 		dma_wmb();
 		WRITE_ONCE(ch->head->flags, cpu_to_be32(KVOD_RDMA_LIVE_ENDED));
 	}
-	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
 	mutex_unlock(&ch->plock);
+	queue_work(system_unbound_wq, &ch->fanout);
 }
 
 /* The writer: claim the slot of chunk @next_seq before writing into it. */
@@ -406,11 +488,6 @@ static int slot_claim(struct kvod_live *ch)
 static void chunk_complete(struct kvod_live *ch, u32 len)
 {
 	struct kvod_live_slot *slot = live_slot(ch, ch->next_seq);
-	struct kvod_live_event ev = {
-		.seq = ch->next_seq,
-		.index = slot - ch->slots,
-		.len = len,
-	};
 
 	ch->fill = 0;
 	mutex_lock(&ch->plock);
@@ -422,8 +499,8 @@ static void chunk_complete(struct kvod_live *ch, u32 len)
 	slot->len = len;
 	slot->seq = ch->next_seq++;
 	spin_unlock(&ch->lock);
-	/* Watchers run now, in the writer's context: they only queue. */
-	__wake_up(&ch->wq, TASK_NORMAL, 0, &ev);
+	/* The watchers are told from process context, not by the writer. */
+	queue_work(system_unbound_wq, &ch->fanout);
 out:
 	mutex_unlock(&ch->plock);
 }
@@ -650,28 +727,37 @@ int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
 }
 
 /**
- * kvod_live_watch() - have @wait woken after each chunk and at the end
+ * kvod_live_watch() - have @notify called after each chunk and at the end
  * @ch: the ring
- * @wait: an entry with its wake function set; kvod_live_unwatch() takes
- *	it off again before it goes away
+ * @w: the watcher; kvod_live_unwatch() takes it off again before it goes
+ *	away
+ * @notify: what to call
  *
- * The wake function runs in the writer's context (or DEL's), under the
- * wait queue's lock with interrupts off, with a struct kvod_live_event as
- * its key: it must not sleep, and should only queue work. Wake-ups come
- * in the order of the chunks, and the end's after the last chunk's (see
- * @plock). The event is the writer's, valid only during the call.
+ * @notify runs from the channel's fan-out work (see the top of the file),
+ * in process context, one watcher at a time, with the channel's
+ * @watch_lock held: it must not wait for anything, as every other watcher
+ * waits behind it, nor watch or unwatch. It is called for the chunks in
+ * their order, and for the end after the last chunk. A watcher added
+ * between a chunk's completion and the work's run is told of it too. The
+ * event is valid only during the call.
  */
-void kvod_live_watch(struct kvod_live *ch, struct wait_queue_entry *wait)
+void kvod_live_watch(struct kvod_live *ch, struct kvod_live_watcher *w,
+		     kvod_live_notify_t notify)
 {
-	add_wait_queue(&ch->wq, wait);
+	w->notify = notify;
+	mutex_lock(&ch->watch_lock);
+	list_add_tail(&w->node, &ch->watchers);
+	mutex_unlock(&ch->watch_lock);
 }
 
 /**
  * kvod_live_unwatch() - undo kvod_live_watch()
  * @ch: the ring
- * @wait: the entry; its wake function is not running when this returns
+ * @w: the watcher; its @notify is not running when this returns
  */
-void kvod_live_unwatch(struct kvod_live *ch, struct wait_queue_entry *wait)
+void kvod_live_unwatch(struct kvod_live *ch, struct kvod_live_watcher *w)
 {
-	remove_wait_queue(&ch->wq, wait);
+	mutex_lock(&ch->watch_lock);
+	list_del(&w->node);
+	mutex_unlock(&ch->watch_lock);
 }

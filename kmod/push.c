@@ -51,13 +51,13 @@
  * A push of a live channel (live.c) sends the ring's chunks as they
  * complete, from the newest complete one at the start: it holds one chunk
  * at a time (kvod_live_take()) and its RTP packets carry up to 7 TS
- * packets of that chunk. Its wait entry is on the channel's wait queue
+ * packets of that chunk. It watches the channel (kvod_live_watch())
  * from PUSH_START until teardown, and a completed chunk queues the work
  * if it is idle. A push that finds no chunk ready waits for one without
  * a timer, and when chunks come again its schedule starts over from then
  * (a writer's pause is not caught up in a burst). One that falls a ring
  * behind is moved ahead by kvod_live_take() (the channel's overruns).
- * DEL of the channel ends the push. The wait entry comes off before the
+ * DEL of the channel ends the push. The watcher comes off before the
  * work item is cancelled, so nothing queues it again afterwards.
  * The socket does not hold its namespace (kernel sockets do not); the
  * listeners' pernet pre_exit hook (listener.c) stops the namespace's
@@ -147,7 +147,7 @@
  *	release (packets in flight hold their own page references)
  * @live: a live channel's push: see the top of the file; the rest only
  *	@work touches
- * @live.wait: on the channel's wait queue while @live.watching
+ * @live.watch: watches the channel while @live.watching
  * @live.page: the chunk being sent, held; NULL between chunks
  * @live.seq: that chunk, or the next one wanted
  * @live.len: its bytes
@@ -183,7 +183,7 @@ struct kvod_push {
 	bool retried;
 	struct page_frag_cache hdrs;
 	struct {
-		struct wait_queue_entry wait;
+		struct kvod_live_watcher watch;
 		bool watching;
 		struct page *page;
 		u64 seq;
@@ -396,21 +396,20 @@ static size_t push_live_next_len(struct kvod_push *p, ktime_t now)
 	return min_t(u64, PUSH_PAYLOAD, p->live.len - p->offset);
 }
 
-static int push_live_wake(struct wait_queue_entry *wait, unsigned int mode,
-			  int flags, void *key)
+static void push_live_notify(struct kvod_live_watcher *w,
+			     const struct kvod_live_event *ev)
 {
-	struct kvod_push *p = container_of(wait, struct kvod_push, live.wait);
+	struct kvod_push *p = container_of(w, struct kvod_push, live.watch);
 
 	/* Pending on a timer means it has a chunk to send: leave it. */
 	queue_delayed_work(kvod_push_wq, &p->work, 0);
-	return 0;
 }
 
-/* Take the wait entry off; after this nothing queues the work but itself. */
+/* Stop watching; after this nothing queues the work but itself. */
 static void push_unwatch(struct kvod_push *p)
 {
 	if (p->live.watching)
-		kvod_live_unwatch(p->movie->live, &p->live.wait);
+		kvod_live_unwatch(p->movie->live, &p->live.watch);
 	p->live.watching = false;
 }
 
@@ -720,8 +719,8 @@ int kvod_push_start(struct kvod_push_start *req)
 	/* The first packet is due one window from now. */
 	p->start = ktime_add_ns(push_now(p), p->window);
 	if (p->movie->live) {
-		init_waitqueue_func_entry(&p->live.wait, push_live_wake);
-		kvod_live_watch(p->movie->live, &p->live.wait);
+		kvod_live_watch(p->movie->live, &p->live.watch,
+				push_live_notify);
 		p->live.watching = true;
 	}
 	/* Once the work is queued the push may end and be freed: log first. */

@@ -145,12 +145,12 @@ struct kvod_rdma_conn {
 
 	/* a live channel's notes, if the client asked (rdma_note.c) */
 	bool notify;			/* immutable */
-	bool note_watching;		/* @note_wait is on the channel */
+	bool note_watching;		/* @note_watch is on the channel */
 	bool notes_on;			/* READY is posted: notes may follow */
-	struct wait_queue_entry note_wait;
+	struct kvod_live_watcher note_watch;
 	struct kvod_rdma_live_note *notes;	/* KVOD_RDMA_NOTES buffers */
 	u64 notes_dma;
-	u32 note_posted;		/* under the channel's wait queue lock */
+	u32 note_posted;		/* under the channel's watch lock */
 	u32 note_done;			/* notes out of their buffers */
 	struct kvod_rdma_note_cqe note_cqes[KVOD_RDMA_NOTES /
 					    KVOD_RDMA_NOTE_SIGNAL];

@@ -4,10 +4,10 @@
  * RDMA connection that asked for them (KVOD_RDMA_REQ_NOTIFY), as the
  * thesis proposes; the client then READs the chunk (<linux/kvod_rdma.h>).
  *
- * The connection's wait entry is on the channel's wait queue from setup
- * on, but posts nothing until READY is posted (@notes_on), so the client
- * sees READY first. From then on every wake-up of the channel (a chunk
- * done, or DEL) posts one note from the writer's context: the note is
+ * The connection watches the channel from setup on, but posts nothing
+ * until READY is posted (@notes_on), so the client sees READY first. From
+ * then on the channel's fan-out (live.c) posts one note per chunk done and
+ * one for DEL, from process context, never the writer's: the note is
  * written into the next of KVOD_RDMA_NOTES DMA-mapped buffers and SENT
  * from there. One SEND in KVOD_RDMA_NOTE_SIGNAL is signaled; as a send
  * queue completes in order, its completion says every note up to it has
@@ -18,14 +18,14 @@
  * client catches up from a later note or the head. Either way the writer
  * never waits for a client.
  *
- * Lifetime: the buffers are allocated and the entry added by setup_work
- * (kvod_rdma_note_setup()); release_work takes the entry off
+ * Lifetime: the buffers are allocated and the watcher added by setup_work
+ * (kvod_rdma_note_setup()); release_work takes the watcher off
  * (kvod_rdma_note_stop()) before it drains the QP, so no note is posted
  * after the drain, and frees the buffers with the rest of the connection
  * (kvod_rdma_note_free()).
  *
- * Locking: the wake function runs under the channel's wait queue lock,
- * which serialises the posters and guards @note_posted; @note_done is
+ * Locking: the channel calls note_notify() under its watch lock, which
+ * serialises the posters and guards @note_posted; @note_done is
  * written by the CQ's work with release semantics and read by the poster
  * with acquire.
  */
@@ -57,7 +57,7 @@ static void note_done(struct ib_cq *cq, struct ib_wc *wc)
 	smp_store_release(&conn->note_done, c->sent_to);
 }
 
-/* Post @ev as the next note; under the channel's wait queue lock. */
+/* Post @ev as the next note; under the channel's watch lock. */
 static void note_post(struct kvod_rdma_conn *conn,
 		      const struct kvod_live_event *ev)
 {
@@ -116,16 +116,19 @@ static void note_post(struct kvod_rdma_conn *conn,
 	kvod_lc_inc(l, KVOD_LC_NOTES);
 }
 
-static int note_wake(struct wait_queue_entry *wait, unsigned int mode,
-		     int flags, void *key)
+static void note_notify(struct kvod_live_watcher *w,
+			const struct kvod_live_event *ev)
 {
 	struct kvod_rdma_conn *conn =
-		container_of(wait, struct kvod_rdma_conn, note_wait);
+		container_of(w, struct kvod_rdma_conn, note_watch);
 
 	/* Pairs with kvod_rdma_note_start(): READY is on the queue first. */
-	if (key && smp_load_acquire(&conn->notes_on))
-		note_post(conn, key);
-	return 0;
+	if (!smp_load_acquire(&conn->notes_on))
+		return;
+	/* Chunks the channel overwrote before telling: notes not sent. */
+	if (ev->lost)
+		kvod_lc_add(conn->rl->l, KVOD_LC_NOTES_DROPPED, ev->lost);
+	note_post(conn, ev);
 }
 
 /**
@@ -151,8 +154,7 @@ int kvod_rdma_note_setup(struct kvod_rdma_conn *conn)
 	}
 	for (i = 0; i < ARRAY_SIZE(conn->note_cqes); i++)
 		conn->note_cqes[i].cqe.done = note_done;
-	init_waitqueue_func_entry(&conn->note_wait, note_wake);
-	kvod_live_watch(conn->movie->live, &conn->note_wait);
+	kvod_live_watch(conn->movie->live, &conn->note_watch, note_notify);
 	conn->note_watching = true;
 	return 0;
 }
@@ -163,7 +165,7 @@ int kvod_rdma_note_setup(struct kvod_rdma_conn *conn)
  */
 void kvod_rdma_note_start(struct kvod_rdma_conn *conn)
 {
-	/* Pairs with note_wake(). */
+	/* Pairs with note_notify(). */
 	smp_store_release(&conn->notes_on, true);
 }
 
@@ -177,7 +179,7 @@ void kvod_rdma_note_stop(struct kvod_rdma_conn *conn)
 {
 	if (!conn->note_watching)
 		return;
-	kvod_live_unwatch(conn->movie->live, &conn->note_wait);
+	kvod_live_unwatch(conn->movie->live, &conn->note_watch);
 	conn->note_watching = false;
 }
 

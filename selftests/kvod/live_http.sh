@@ -8,7 +8,7 @@
 # control); a slow reader falling a ring behind (skipped ahead, counted,
 # nothing torn); a writer that pauses past the send timeout; a writer that
 # dies and the next one; DEL under load (every reader sees a proper end,
-# the writer EPIPE); the delay from writer to reader over HTTP and RTP at
+# the writer EPIPE); the writer's write() wakes no reader itself; the delay from writer to reader over HTTP and RTP at
 # once; rmmod under load.
 # timeout: 600
 
@@ -19,12 +19,15 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/../lib/zerocopy.sh"
 # shellcheck source=selftests/kvod/live_lib.bash
 . "$HERE/live_lib.bash"
+# shellcheck source=selftests/lib/ftrace.sh
+. "$HERE/../lib/ftrace.sh"
 
 PARAMS=/sys/module/kvod/parameters
 WMEM=$(sysctl -n net.ipv4.tcp_wmem)
 CONTROL_MIB=4
 
 live_cleanup() {
+	kvod_trace_off 2>/dev/null
 	zc_probes_off
 	sysctl -qw net.ipv4.tcp_wmem="$WMEM"
 	jobs -p | xargs -r kill 2>/dev/null
@@ -54,7 +57,7 @@ writer_attached() {
 }
 
 ktap_header
-ktap_plan 33
+ktap_plan 36
 http_setup
 # 512 chunks hold the 8000 packets of the first writer: however slowly
 # the readers run here, the ring does not overwrite what they still want.
@@ -191,6 +194,44 @@ check_eq "DEL: the writer is told" "kvodctl: live feed tv: the channel was delet
 wait_test "$(time_limit 30)" = 0 http_counter active
 check_eq "no connection left" 0 "$(http_counter active)"
 check_eq "nothing left resident" 0 "$("$KVODCTL" stats | sed -n 's/^resident: //p')"
+
+# --- The writer wakes no reader itself -------------------------------
+# A completed chunk only queues the channel's fan-out work (live.c), and
+# that work tells the readers: the writer's write() calls no reader's
+# wake-up, however many readers there are. The function graph tracer
+# records kvod's functions called under feed_write_iter() (in the
+# writer's task, not in interrupts) while FAN readers follow the channel
+# and FAN_CHUNKS chunks are written: not one call of
+# kvod_http_conn_queue(), which a reader's wake-up makes. The readers
+# each get every chunk, so they were woken.
+FAN=20
+FAN_CHUNKS=32
+"$KVODCTL" live create fan --chunk "$CHUNK" --chunks 64 ||
+	ktap_bail_out "cannot create channel fan"
+for i in $(seq $FAN); do
+	get fan --packets $((FAN_CHUNKS * PPC)) --timeout 60 \
+		--ready "$TMP/fan$i.ready" >"$TMP/fan$i" &
+done
+wait_test "$(time_limit 30)" = $FAN movie_clients fan
+kvod_graph_on feed_write_iter
+"${LT[@]}" gen $((FAN_CHUNKS * PPC)) --rate 2000 |
+	"$KVODCTL" live feed fan 2>"$TMP/feed.err"
+echo 0 >"$T/tracing_on"
+cp "$T/trace" "$TMP/fan.trace"
+kvod_trace_off
+wait
+good=0
+for i in $(seq $FAN); do
+	[ "$(fields "$(cat "$TMP/fan$i")" packets torn)" = "$((FAN_CHUNKS * PPC)) 0" ] &&
+		good=$((good + 1))
+done
+check_eq "$FAN readers of a channel each got its $FAN_CHUNKS chunks, whole" \
+	$FAN $good
+check_ok "the tracer saw the writer's writes" \
+	grep -q 'feed_write_iter' "$TMP/fan.trace"
+check_eq "... and none of them woke a reader (kvod_http_conn_queue)" 0 \
+	"$(grep -c 'kvod_http_conn_queue' "$TMP/fan.trace")"
+"$KVODCTL" del fan
 
 # --- End-to-end delay, over HTTP and RTP at once; then rmmod under load ---
 # The writer stamps its schedule; a reader tells, for the first packet of

@@ -269,7 +269,7 @@ enum kvod_listener_counter {
 	KVOD_LC_REJ_BAD_REQUEST,
 	KVOD_LC_DEVICES,	/* RDMA devices the listener is bound on (RDMA) */
 	KVOD_LC_NOTES,		/* live chunk notes sent (RDMA) */
-	KVOD_LC_NOTES_DROPPED,	/* notes dropped: too many in flight (RDMA) */
+	KVOD_LC_NOTES_DROPPED,	/* notes not sent: buffers busy, chunk gone (RDMA) */
 	KVOD_LC_PEERS_LOST,	/* closed: a keep-alive failed or went unanswered (RDMA) */
 	KVOD_LC_NR,
 };
