@@ -25,6 +25,11 @@
  */
 #define HTTP_SEND_CALLS		8
 
+/* Chunks of a live channel one response may have in TCP's queue: see
+ * http_live.c. A power of 2.
+ */
+#define HTTP_LIVE_QUEUED	1024
+
 /* The phases a connection's one timer can be armed for. */
 enum http_phase {
 	HTTP_PH_HEADER,		/* reading a request head: header deadline */
@@ -64,6 +69,11 @@ struct http_server;
  * @ending: @frame holds the last chunk: the body is done once it is sent
  * @waiting: the last attempt found TCP had everything and no chunk was
  *	ready: the send timeout waits for the writer, it does not expire
+ * @ends: TCP's sequence number just past each chunk handed to it and
+ *	maybe not yet acknowledged, oldest first, from @ends[@first % N];
+ *	HTTP_LIVE_QUEUED of them
+ * @first: index of the oldest
+ * @queued: entries of @ends in use
  */
 struct http_live_tx {
 	struct kvod_live_watcher watch;
@@ -78,6 +88,9 @@ struct http_live_tx {
 	bool started;
 	bool ending;
 	bool waiting;
+	u32 *ends;
+	u32 first;
+	u32 queued;
 };
 
 /**
@@ -166,7 +179,7 @@ struct kvod_listener *kvod_http_listener(const struct http_conn *conn);
 void kvod_http_conn_queue(struct http_conn *conn);
 
 /* http_live.c */
-void kvod_http_live_begin(struct http_conn *conn, bool http10);
+void kvod_http_live_begin(struct http_conn *conn, bool http10, u32 *ends);
 int kvod_http_live_send(struct http_conn *conn);
 void kvod_http_live_done(struct http_conn *conn);
 

@@ -13,6 +13,20 @@
  * newest complete chunk by kvod_live_take(), between chunks, so a client
  * gets whole chunks, each as written, never a torn or overwritten one.
  *
+ * What a response pins. TCP holds a reference on each chunk's page until
+ * the client acknowledged the chunk's last byte, and the writer swaps a
+ * page somebody holds rather than write into it; so every chunk in TCP's
+ * queue pins its whole page (1 << order pages), however few bytes it has,
+ * and a socket charged for a few kilobytes of small chunks could pin
+ * megabytes nobody counts. So a response keeps at most HTTP_LIVE_QUEUED
+ * chunks in TCP's queue: it records TCP's sequence number past each chunk
+ * it hands over (@ends), forgets those the client acknowledged, and with
+ * HTTP_LIVE_QUEUED left it waits, as on a full socket, for the client to
+ * acknowledge the oldest. The send timeout applies to that wait as to a
+ * full socket's, so a client that stops reading is cut off with its pins.
+ * A response pins at most HTTP_LIVE_QUEUED + 1 chunk pages, besides what
+ * TCP's send buffer limits anyway.
+ *
  * Wakeups: from kvod_http_live_begin() to kvod_http_live_done() (the end
  * of the response, or of its connection) the response watches the channel
  * (kvod_live_watch()), so a completed chunk or the channel's end queues
@@ -26,7 +40,9 @@
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/uio.h>
+#include <linux/slab.h>
 #include <net/sock.h>
+#include <net/tcp.h>
 #include <net/tcp_states.h>
 
 #include "http.h"
@@ -44,12 +60,15 @@ static void live_notify(struct kvod_live_watcher *w,
  * kvod_http_live_begin() - start the body of a live response
  * @conn: the connection; conn->tx.movie is the channel, opened
  * @http10: the request was HTTP/1.0: no chunked coding
+ * @ends: HTTP_LIVE_QUEUED entries for @conn->tx.live.ends, which keeps
+ *	them until kvod_http_live_done()
  */
-void kvod_http_live_begin(struct http_conn *conn, bool http10)
+void kvod_http_live_begin(struct http_conn *conn, bool http10, u32 *ends)
 {
 	struct http_live_tx *lt = &conn->tx.live;
 	struct kvod_live *ch = conn->tx.movie->live;
 
+	lt->ends = ends;
 	lt->chunked = !http10;
 	lt->seq = kvod_live_newest(ch);
 	kvod_live_watch(ch, &lt->watch, live_notify);
@@ -67,6 +86,39 @@ void kvod_http_live_done(struct http_conn *conn)
 	if (lt->page)
 		put_page(lt->page);
 	lt->page = NULL;
+	kfree(lt->ends);
+	lt->ends = NULL;
+}
+
+/* Forget the chunks the client acknowledged; true if one more may go. */
+static bool queue_room(struct http_live_tx *lt, const struct sock *sk)
+{
+	u32 una = READ_ONCE(tcp_sk(sk)->snd_una);
+
+	while (lt->queued &&
+	       !after(lt->ends[lt->first % HTTP_LIVE_QUEUED], una)) {
+		lt->first++;
+		lt->queued--;
+	}
+	return lt->queued < HTTP_LIVE_QUEUED;
+}
+
+/*
+ * As many chunks in TCP's queue as a response may have: wait for the
+ * client to acknowledge one, woken as on a full socket (SOCK_NOSPACE:
+ * TCP calls the write space callback on acknowledgements). Set before the
+ * last look, so that an acknowledgment in between is not missed.
+ */
+static bool queue_full(struct http_conn *conn)
+{
+	struct http_live_tx *lt = &conn->tx.live;
+	struct socket *sock = conn->sock;
+
+	if (queue_room(lt, sock->sk))
+		return false;
+	set_bit(SOCK_NOSPACE, &sock->flags);
+	smp_mb__after_atomic();	/* pairs with tcp_check_space() */
+	return !queue_room(lt, sock->sk);
 }
 
 static int send_frame(struct http_conn *conn)
@@ -101,6 +153,9 @@ static int send_chunk(struct http_conn *conn)
 	kvod_lc_add(kvod_http_listener(conn), KVOD_LC_BYTES, ret);
 	if (ret < left)
 		return -EAGAIN;	/* TCP set SOCK_NOSPACE */
+	/* The chunk's page is TCP's until the client acknowledges this. */
+	lt->ends[(lt->first + lt->queued++) % HTTP_LIVE_QUEUED] =
+		READ_ONCE(tcp_sk(conn->sock->sk)->write_seq);
 	put_page(lt->page);
 	lt->page = NULL;
 	lt->seq++;
@@ -117,13 +172,16 @@ static void set_frame(struct http_live_tx *lt, const char *fmt, u32 len)
 /*
  * Take the next chunk and frame it, or, once the channel ended, frame the
  * last chunk. Return: 0, 1 when the body is complete, -EAGAIN when the
- * next chunk is not written yet.
+ * next chunk is not written yet, -ENOBUFS when TCP holds as many chunks
+ * of the response as it may.
  */
 static int next_chunk(struct http_conn *conn)
 {
 	struct http_live_tx *lt = &conn->tx.live;
 	int ret;
 
+	if (queue_full(conn))
+		return -ENOBUFS;
 	ret = kvod_live_take(conn->tx.movie->live, &lt->seq, &lt->page,
 			     &lt->len);
 	if (ret == -EPIPE) {
@@ -183,6 +241,8 @@ int kvod_http_live_send(struct http_conn *conn)
 			ret = next_chunk(conn);
 			if (ret == 1)
 				return 0;
+			if (ret == -ENOBUFS)
+				return -EAGAIN;	/* a full socket's wait */
 			if (ret == -EAGAIN && client_gone(conn))
 				return -ECONNRESET;
 			if (ret == -EAGAIN)

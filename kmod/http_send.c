@@ -20,6 +20,7 @@
 #include <linux/bvec.h>
 #include <linux/kernel.h>
 #include <linux/net.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uio.h>
 #include <net/sock.h>
@@ -174,6 +175,7 @@ static u16 resolve_range(const struct http_request *req, u64 length,
  * A live channel: 200 whatever the Range (RFC 9110 lets a server ignore
  * it, and there is no fixed representation to take a range of), and a
  * body without end: chunked for HTTP/1.1, up to the close for HTTP/1.0.
+ * Without memory for the body's bookkeeping, 503.
  */
 static void respond_live(struct http_conn *conn,
 			 const struct http_request *req,
@@ -181,7 +183,17 @@ static void respond_live(struct http_conn *conn,
 {
 	bool head = req->method == HTTP_HEAD;
 	struct http_tx *tx = &conn->tx;
+	u32 *ends = NULL;
 
+	if (!head) {
+		ends = kmalloc_array(HTTP_LIVE_QUEUED, sizeof(*ends),
+				     GFP_KERNEL);
+		if (!ends) {
+			kvod_movie_close(movie);
+			respond_error(conn, 503, false, req->http10, true);
+			return;
+		}
+	}
 	hdr_start(conn, 200, req->close || req->http10);
 	hdr_add(tx, "Content-Type: %s\r\nAccept-Ranges: none\r\nCache-Control: no-store\r\n",
 		kvod_live_ts(movie->live) ? "video/mp2t" :
@@ -194,7 +206,7 @@ static void respond_live(struct http_conn *conn,
 		return;
 	}
 	tx->movie = movie;
-	kvod_http_live_begin(conn, req->http10);
+	kvod_http_live_begin(conn, req->http10, ends);
 }
 
 /**

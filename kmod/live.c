@@ -25,8 +25,9 @@
  * is freed when the last holder lets go. So the writer never waits for a
  * reader and never writes into a page anybody else can see. A slow reader
  * pins the chunk it sends and every chunk its send queue holds bytes of,
- * each a whole slot page: with small chunks that is many times its send
- * buffer, and not counted as resident (Documentation/live.rst). A
+ * each a whole slot page, not counted as resident: with small chunks that
+ * would be many times its send buffer, so an HTTP response bounds the
+ * chunks it has in TCP's queue (http_live.c). A
  * reader that wants a chunk the ring has already overwritten skips ahead
  * to the newest complete one and the skip is counted (@overruns).
  *

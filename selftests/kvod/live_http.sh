@@ -8,7 +8,9 @@
 # control); a slow reader falling a ring behind (skipped ahead, counted,
 # nothing torn); a writer that pauses past the send timeout; a writer that
 # dies and the next one; DEL under load (every reader sees a proper end,
-# the writer EPIPE); the writer's write() wakes no reader itself; the delay from writer to reader over HTTP and RTP at
+# the writer EPIPE); the writer's write() wakes no reader itself; a
+# reader that stops reading keeps at most 1024 chunks in TCP's queue, and
+# is reset by the send timeout; the delay from writer to reader over HTTP and RTP at
 # once; rmmod under load.
 # timeout: 600
 
@@ -57,7 +59,7 @@ writer_attached() {
 }
 
 ktap_header
-ktap_plan 36
+ktap_plan 38
 http_setup
 # 512 chunks hold the 8000 packets of the first writer: however slowly
 # the readers run here, the ring does not overwrite what they still want.
@@ -232,6 +234,56 @@ check_ok "the tracer saw the writer's writes" \
 check_eq "... and none of them woke a reader (kvod_http_conn_queue)" 0 \
 	"$(grep -c 'kvod_http_conn_queue' "$TMP/fan.trace")"
 "$KVODCTL" del fan
+
+# --- A reader that stops reading pins a bounded number of pages -------
+# Each chunk in TCP's queue pins its page, and a 188-byte chunk a whole
+# 4 KiB page. With send buffers of 4 MiB a reader that stops reading
+# would have about 20,000 such chunks queued (80 MiB pinned for 4 MiB
+# charged). A response keeps at most 1024 chunks in TCP's queue
+# (kmod/http_live.c): its Send-Q (ss) stays at 1024 chunks of 195 bytes
+# (188 and the chunked coding's 7), so it pins 1024 pages at most. The
+# send timeout then resets it while the writer goes on (a response that
+# waits for the writer is not stalled): lowered to 2 s, it counts from
+# the response's next progress, which the reader makes by reading 64 KiB
+# once (SIGUSR1) before it stops again.
+PIN_CHUNKS=20000
+sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304"
+"$KVODCTL" live create pin --chunk 188 --chunks 256 ||
+	ktap_bail_out "cannot create channel pin"
+python3 -c '
+import signal, socket, sys, time
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+s.sendall(b"GET /pin HTTP/1.1\r\nHost: kvod\r\n\r\n")
+signal.signal(signal.SIGUSR1, lambda *_: s.recv(65536))
+while True:
+    time.sleep(600)' "$HTTP_ADDR" "$HTTP_PORT" &
+stalled=$!
+wait_test "$(time_limit 30)" = 1 movie_clients pin
+"${LT[@]}" gen $PIN_CHUNKS | "$KVODCTL" live feed pin 2>"$TMP/feed.err"
+# TCP takes what it may of the last chunks after the writer is done.
+sleep "$(time_limit 2)"
+q=$(ss -Htn state established "( sport = :$HTTP_PORT )" | awk '{ s += $2 } END { print s + 0 }')
+swaps=$(movie_field pin swaps)
+ktap_print_msg "a reader that stopped reading: Send-Q $q bytes, $swaps pages swapped of $PIN_CHUNKS chunks"
+check_ok "a reader that stops reading: 1024 chunks in TCP's queue, no more" \
+	test "${q:-0}" -ge $((1000 * 195)) -a "${q:-0}" -le $((1024 * 195))
+to=$(http_counter timeouts)
+echo 2 >"$PARAMS/http_send_timeout"
+"${LT[@]}" gen 1000000 --start $PIN_CHUNKS --rate 500 |
+	"$KVODCTL" live feed pin 2>"$TMP/feed.err" &
+feeder=$!
+wait_for "$(time_limit 30)" writer_attached pin
+kill -USR1 "$stalled"
+wait_test "$(time_limit 30)" = 0 movie_clients pin
+r="$(movie_clients pin) $(http_counter timeouts)"
+echo 60 >"$PARAMS/http_send_timeout"
+"$KVODCTL" del pin
+wait "$feeder"
+check_eq "... the send timeout resets it: no reader left, one timeout" \
+	"0 $((to + 1))" "$r"
+kill "$stalled"
+wait "$stalled" 2>/dev/null
+sysctl -qw net.ipv4.tcp_wmem="$WMEM"
 
 # --- End-to-end delay, over HTTP and RTP at once; then rmmod under load ---
 # The writer stamps its schedule; a reader tells, for the first packet of
