@@ -72,13 +72,17 @@ race_verdict() {
 	echo corrupt
 }
 
-# race_rdma URL WANT...: one RDMA download (tools/kvod-fetch).
+# race_rdma URL WANT...: one RDMA download (tools/kvod-fetch), as fast as
+# it goes, or paced as a player at $RACE_RDMA_RATE bit/s if that is set
+# (a reader that stays attached for seconds).
 race_rdma() {
-	local url=$1 out=$RACE_TMP/rdma.$BASHPID rc=0
+	local url=$1 out=$RACE_TMP/rdma.$BASHPID rc=0 pace=()
 
 	shift
+	[ -z "${RACE_RDMA_RATE:-}" ] ||
+		pace=(--rate "$RACE_RDMA_RATE" --cache 500)
 	timeout -k 5 "$RACE_CLIENT_TIMEOUT" "$KVOD_FETCH" -q --timeout 30000 \
-		-o "$out" "$url" 2>>"$RACE_TMP/rdma.err" || rc=$?
+		"${pace[@]}" -o "$out" "$url" 2>>"$RACE_TMP/rdma.err" || rc=$?
 	race_verdict "$rc" "$out" "$@"
 }
 
