@@ -267,6 +267,9 @@ const struct kvod_proto_ops *kvod_rdma_ops(void);
 int kvod_rdma_init(void);
 void kvod_rdma_exit(void);
 
+/* rdma_conn.c */
+void kvod_rdma_stats(struct kvod_stats *st);
+
 /* push.c */
 int kvod_push_init(void);
 void kvod_push_exit(void);

@@ -45,6 +45,7 @@
 
 #include <linux/completion.h>
 #include <linux/hashtable.h>
+#include <linux/kref.h>
 #include <linux/scatterlist.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_cm.h>
@@ -80,13 +81,36 @@ struct kvod_rdma_listener {
 	struct completion drained;	/* nr_conns reached 0 while stopping */
 };
 
-/* One memory region of a connection: a run of chunks, one rkey. */
+/* A connection's segment table, in a memory region of its own. */
 struct kvod_rdma_seg {
 	struct sg_table sgt;
 	int mapped;			/* entries ib_dma_map_sg() returned */
 	struct ib_mr *mr;
+	u64 length;
+};
+
+/* A run of a movie's chunks: one MR of each connection (rdma_map.c). */
+struct kvod_rdma_mseg {
+	struct sg_table sgt;
+	int mapped;			/* entries ib_dma_map_sg() returned */
+	u32 psize;			/* MR page size */
 	u64 offset;			/* movie offset of the first byte */
 	u64 length;
+};
+
+/*
+ * A movie DMA-mapped on one device, shared by the connections to it there
+ * (rdma_map.c). Immutable but for @node and @ref.
+ */
+struct kvod_rdma_map {
+	struct list_head node;		/* on the maps' list */
+	struct kref ref;		/* one per connection */
+	struct kvod_movie *movie;	/* outlives the map */
+	struct ib_device *dev;
+	bool huge;			/* planned with 2 MiB MR pages */
+	u32 nr_segs;
+	size_t bytes;			/* its scatterlists and itself */
+	struct kvod_rdma_mseg segs[] __counted_by(nr_segs);
 };
 
 /*
@@ -123,8 +147,9 @@ struct kvod_rdma_conn {
 	u8 initiator_depth;		/* the client's READs in flight */
 	bool iwarp;			/* READY waits for the client's START */
 
-	struct kvod_rdma_seg *segs;
-	u32 nr_segs;
+	struct kvod_rdma_map *map;	/* the movie, mapped on @dev */
+	struct ib_mr **mrs;		/* one per segment of @map */
+	u32 nr_segs;			/* @map's */
 	struct kvod_rdma_segment *table;	/* what the client READs */
 	size_t table_len;
 	struct kvod_rdma_seg table_seg;
@@ -187,6 +212,12 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 void kvod_rdma_conn_free(struct kvod_rdma_conn *conn);
 int kvod_rdma_conn_established(struct kvod_rdma_conn *conn);
 bool kvod_rdma_conn_close(struct kvod_rdma_conn *conn);
+
+/* rdma_map.c */
+struct kvod_rdma_map *kvod_rdma_map_get(struct kvod_movie *movie,
+					struct ib_device *dev);
+void kvod_rdma_map_put(struct kvod_rdma_map *map);
+void kvod_rdma_map_stats(struct kvod_stats *st);
 
 /* rdma_note.c */
 int kvod_rdma_note_setup(struct kvod_rdma_conn *conn);

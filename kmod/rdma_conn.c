@@ -5,17 +5,11 @@
  * registration, and the single READY message (over iWARP, sent only once
  * the client's START has arrived: see conn_post_starts()).
  *
- * The movie is covered by as few fast-registration MRs as the device
- * allows: runs of 2 MiB chunks use 2 MiB MR pages (rxe maps up to 512 pages
- * per MR, so 1 GiB per MR), everything else uses 4 KiB pages. An MR's
- * first byte is at the start of its first MR page, so its iova must be
- * aligned to its page size: it is the movie offset of its first byte
- * rounded down to that size. That is the offset itself except for a run
- * of 2 MiB chunks that follows a chunk which fell back to a smaller order
- * (the run then starts at an offset that is not 2 MiB-aligned). Either
- * way the addresses a client sees are derived from movie offsets, never
- * kernel or DMA addresses. The last MR ends exactly at the movie's last
- * byte.
+ * The movie is covered by one fast-registration MR per segment of its
+ * map on the device (rdma_map.c), which plans the segments, builds their
+ * scatterlists and DMA-maps them once for every connection to the movie
+ * there; a connection only allocates and registers its MRs from them, at
+ * the iova the map says, and keeps their pointers (@mrs).
  *
  * Because every connection has its own PD, an rkey is only good on the QP
  * it was handed to; release deregisters every MR, which invalidates the
@@ -31,188 +25,64 @@
 
 #include "rdma.h"
 
-static bool rdma_huge_pages = true;
-module_param(rdma_huge_pages, bool, 0644);
-MODULE_PARM_DESC(rdma_huge_pages,
-		 "Register 2 MiB chunks with 2 MiB MR pages where the device allows (default on)");
-
-static u32 dev_max_pages(struct ib_device *dev)
-{
-	return min_t(u32, dev->attrs.max_fast_reg_page_list_len, 1U << 16);
-}
-
-static bool chunk_is_huge(const struct kvod_chunk *c, u64 off)
-{
-	return c->order == KVOD_CHUNK_MAX_ORDER && c->offset == off;
-}
+/* Bytes of the connections' own registration bookkeeping, for STATS. */
+static atomic64_t kvod_rdma_conn_bytes = ATOMIC64_INIT(0);
 
 /*
- * Length of the segment starting at @off and the MR page size it needs:
- * a run of whole 2 MiB chunks, or a run of 4 KiB pages up to the next
- * 2 MiB chunk, each at most @max_pages pages.
+ * Register the DMA-mapped @sgl (@mapped entries, @length bytes) in a fresh
+ * MR of the connection's PD with @psize pages, at iova @iova. The first
+ * byte is at the start of an MR page, so @iova must be a multiple of
+ * @psize: the device finds a byte's page from its iova's high bits and the
+ * offset in that page from the low ones.
  */
-static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
-			u32 max_pages, u32 *psize)
+static int mr_register(struct kvod_rdma_conn *conn, struct scatterlist *sgl,
+		       int mapped, u64 length, u32 psize, u64 iova,
+		       struct ib_mr **mrp)
 {
-	const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
-	u64 end = off;
-	u32 n = 0;
-
-	if (huge && chunk_is_huge(c, off)) {
-		*psize = SZ_2M;
-		while (n < max_pages && c && chunk_is_huge(c, end)) {
-			end += c->len;
-			n++;
-			c = kvod_movie_chunk(movie, end);
-		}
-		return end - off;
-	}
-
-	*psize = PAGE_SIZE;
-	while (c && n < max_pages) {
-		u64 take;
-
-		if (huge && end != off && chunk_is_huge(c, end))
-			break;
-		take = min_t(u64, c->offset + c->len - end,
-			     (u64)(max_pages - n) << PAGE_SHIFT);
-		end += take;
-		n += DIV_ROUND_UP(take, PAGE_SIZE);
-		c = kvod_movie_chunk(movie, end);
-	}
-	return end - off;
-}
-
-/* Build the scatterlist of movie bytes [seg->offset, + seg->length). */
-static int seg_fill_sg(struct kvod_rdma_seg *seg, const struct kvod_movie *movie)
-{
-	struct scatterlist *sg;
-	u64 off = seg->offset, end = seg->offset + seg->length;
-	unsigned int n = 0;
-	int ret;
-
-	while (off < end) {
-		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
-
-		off = min(c->offset + c->len, end);
-		n++;
-	}
-	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
-	if (ret)
-		return ret;
-
-	off = seg->offset;
-	for_each_sg(seg->sgt.sgl, sg, n, ret) {
-		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
-		u64 in = off - c->offset;
-		u64 len = min(c->offset + c->len, end) - off;
-
-		sg_set_page(sg, nth_page(c->page, in >> PAGE_SHIFT), len, 0);
-		off += len;
-	}
-	return 0;
-}
-
-/*
- * A live channel's mirror is mapped once per connection and then written
- * by the CPU for every chunk, with no sync: that is sound only where the
- * device reads the pages themselves (coherent DMA, no bounce buffer, or
- * rxe and siw, which read them by their kernel address).
- */
-static bool seg_needs_sync(struct ib_device *dev, struct kvod_rdma_seg *seg)
-{
-	struct scatterlist *sg;
-	int i;
-
-	if (ib_uses_virt_dma(dev))
-		return false;
-	for_each_sg(seg->sgt.sgl, sg, seg->mapped, i)
-		if (dma_need_sync(dev->dma_device, sg_dma_address(sg)))
-			return true;
-	return false;
-}
-
-/*
- * DMA-map a filled scatterlist and register it in a fresh MR of the
- * connection's PD with @psize pages, at iova @iova. The first byte is at
- * the start of an MR page, so @iova must be a multiple of @psize: the
- * device finds a byte's page from its iova's high bits and the offset in
- * that page from the low ones.
- */
-static int seg_register(struct kvod_rdma_conn *conn, struct kvod_rdma_seg *seg,
-			u32 psize, u64 iova)
-{
-	struct ib_device *dev = conn->dev;
-	u32 pages = DIV_ROUND_UP(seg->length, psize);
+	struct ib_mr *mr;
 	int n;
 
 	if (WARN_ON_ONCE(iova & (psize - 1)))
 		return -EINVAL;
-
-	seg->mapped = ib_dma_map_sg(dev, seg->sgt.sgl, seg->sgt.orig_nents,
-				    DMA_TO_DEVICE);
-	if (!seg->mapped)
-		return -ENOMEM;
-	if (sg_dma_address(seg->sgt.sgl) & (psize - 1))
-		return -EINVAL;	/* an IOMMU moved the chunk off its alignment */
-	if (conn->movie->live && seg_needs_sync(dev, seg))
-		return -EOPNOTSUPP;
-
-	seg->mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, pages);
-	if (IS_ERR(seg->mr)) {
-		int ret = PTR_ERR(seg->mr);
-
-		seg->mr = NULL;
-		return ret;
-	}
-	n = ib_map_mr_sg(seg->mr, seg->sgt.sgl, seg->mapped, NULL, psize);
-	if (n != seg->mapped)
+	mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG,
+			 DIV_ROUND_UP(length, psize));
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	*mrp = mr;
+	n = ib_map_mr_sg(mr, sgl, mapped, NULL, psize);
+	if (n != mapped)
 		return n < 0 ? n : -EINVAL;
-	seg->mr->iova = iova;
-	ib_update_fast_reg_key(seg->mr, ib_inc_rkey(seg->mr->rkey));
+	mr->iova = iova;
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	return 0;
 }
 
-static void seg_release(struct kvod_rdma_conn *conn, struct kvod_rdma_seg *seg)
-{
-	if (seg->mr)
-		ib_dereg_mr(seg->mr);
-	if (seg->mapped)
-		ib_dma_unmap_sg(conn->dev, seg->sgt.sgl, seg->sgt.orig_nents,
-				DMA_TO_DEVICE);
-	sg_free_table(&seg->sgt);
-	memset(seg, 0, sizeof(*seg));
-}
-
+/* The movie's map on the device, and an MR of our PD per segment. */
 static int conn_map_movie(struct kvod_rdma_conn *conn)
 {
-	const struct kvod_movie *movie = conn->movie;
-	bool huge = rdma_huge_pages && (conn->dev->attrs.page_size_cap & SZ_2M);
-	u32 max_pages = dev_max_pages(conn->dev);
-	u64 off = 0;
+	struct kvod_rdma_map *map;
+	u32 i;
 	int ret;
 
-	if (!max_pages)
-		return -EOPNOTSUPP;
-	conn->segs = kvcalloc(movie->nr_chunks + movie->length /
-			      ((u64)max_pages << PAGE_SHIFT) + 1,
-			      sizeof(*conn->segs), GFP_KERNEL);
-	if (!conn->segs)
+	map = kvod_rdma_map_get(conn->movie, conn->dev);
+	if (IS_ERR(map))
+		return PTR_ERR(map);
+	conn->map = map;
+	conn->mrs = kvcalloc(map->nr_segs, sizeof(*conn->mrs), GFP_KERNEL);
+	if (!conn->mrs)
 		return -ENOMEM;
+	conn->nr_segs = map->nr_segs;
+	atomic64_add(map->nr_segs * sizeof(*conn->mrs), &kvod_rdma_conn_bytes);
 
-	while (off < movie->length) {
-		struct kvod_rdma_seg *seg = &conn->segs[conn->nr_segs++];
-		u32 psize;
+	for (i = 0; i < map->nr_segs; i++) {
+		const struct kvod_rdma_mseg *seg = &map->segs[i];
 
-		seg->offset = off;
-		seg->length = plan_segment(movie, off, huge, max_pages, &psize);
-		ret = seg_fill_sg(seg, movie);
+		ret = mr_register(conn, seg->sgt.sgl, seg->mapped, seg->length,
+				  seg->psize, round_down(seg->offset, seg->psize),
+				  &conn->mrs[i]);
 		if (ret)
 			return ret;
-		ret = seg_register(conn, seg, psize, round_down(off, psize));
-		if (ret)
-			return ret;
-		off += seg->length;
+		cond_resched();
 	}
 	return 0;
 }
@@ -230,13 +100,15 @@ static int conn_map_table(struct kvod_rdma_conn *conn)
 	if (!page)
 		return -ENOMEM;
 	conn->table = page_address(page);
+	atomic64_add(PAGE_SIZE << get_order(conn->table_len),
+		     &kvod_rdma_conn_bytes);
 	for (i = 0; i < conn->nr_segs; i++) {
-		const struct kvod_rdma_seg *seg = &conn->segs[i];
+		const struct kvod_rdma_mseg *seg = &conn->map->segs[i];
 
 		conn->table[i].offset = cpu_to_be64(seg->offset);
-		conn->table[i].addr = cpu_to_be64(seg->mr->iova);
+		conn->table[i].addr = cpu_to_be64(conn->mrs[i]->iova);
 		conn->table[i].length = cpu_to_be64(seg->length);
-		conn->table[i].rkey = cpu_to_be32(seg->mr->rkey);
+		conn->table[i].rkey = cpu_to_be32(conn->mrs[i]->rkey);
 	}
 
 	ts->length = conn->table_len;
@@ -244,7 +116,11 @@ static int conn_map_table(struct kvod_rdma_conn *conn)
 	if (ret)
 		return ret;
 	sg_set_page(ts->sgt.sgl, page, conn->table_len, 0);
-	return seg_register(conn, ts, PAGE_SIZE, 0);
+	ts->mapped = ib_dma_map_sg(conn->dev, ts->sgt.sgl, 1, DMA_TO_DEVICE);
+	if (!ts->mapped)
+		return -ENOMEM;
+	return mr_register(conn, ts->sgt.sgl, ts->mapped, ts->length,
+			   PAGE_SIZE, 0, &ts->mr);
 }
 
 static int conn_map_ready(struct kvod_rdma_conn *conn)
@@ -449,17 +325,31 @@ static int conn_create_qp(struct kvod_rdma_conn *conn)
  */
 static void conn_free_resources(struct kvod_rdma_conn *conn)
 {
+	struct kvod_rdma_seg *ts = &conn->table_seg;
 	u32 i;
 
 	if (conn->qp)
 		ib_destroy_qp(conn->qp);
-	for (i = 0; i < conn->nr_segs; i++)
-		seg_release(conn, &conn->segs[i]);
-	seg_release(conn, &conn->table_seg);
-	kvfree(conn->segs);
-	if (conn->table)
+	if (conn->mrs) {
+		for (i = 0; i < conn->nr_segs; i++)
+			if (conn->mrs[i])
+				ib_dereg_mr(conn->mrs[i]);
+		kvfree(conn->mrs);
+		atomic64_sub(conn->nr_segs * sizeof(*conn->mrs),
+			     &kvod_rdma_conn_bytes);
+	}
+	kvod_rdma_map_put(conn->map);
+	if (ts->mr)
+		ib_dereg_mr(ts->mr);
+	if (ts->mapped)
+		ib_dma_unmap_sg(conn->dev, ts->sgt.sgl, 1, DMA_TO_DEVICE);
+	sg_free_table(&ts->sgt);
+	if (conn->table) {
 		free_pages((unsigned long)conn->table,
 			   get_order(conn->table_len));
+		atomic64_sub(PAGE_SIZE << get_order(conn->table_len),
+			     &kvod_rdma_conn_bytes);
+	}
 	if (conn->ready_dma)
 		ib_dma_unmap_single(conn->dev, conn->ready_dma,
 				    sizeof(*conn->ready), DMA_TO_DEVICE);
@@ -693,14 +583,14 @@ void kvod_rdma_conn_free(struct kvod_rdma_conn *conn)
 	kfree(conn);
 }
 
-static void reg_wr_init(struct ib_reg_wr *wr, struct kvod_rdma_seg *seg,
+static void reg_wr_init(struct ib_reg_wr *wr, struct ib_mr *mr,
 			struct ib_cqe *cqe, struct ib_send_wr *next)
 {
 	wr->wr.opcode = IB_WR_REG_MR;
 	wr->wr.wr_cqe = cqe;
 	wr->wr.next = next;
-	wr->mr = seg->mr;
-	wr->key = seg->mr->rkey;
+	wr->mr = mr;
+	wr->key = mr->rkey;
 	wr->access = IB_ACCESS_REMOTE_READ;
 }
 
@@ -730,10 +620,10 @@ int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
 	if (!regs)
 		return -ENOMEM;
 	for (i = conn->nr_segs; i > 0; i--) {
-		reg_wr_init(&regs[i], &conn->segs[i - 1], &conn->reg_cqe, next);
+		reg_wr_init(&regs[i], conn->mrs[i - 1], &conn->reg_cqe, next);
 		next = &regs[i].wr;
 	}
-	reg_wr_init(&regs[0], &conn->table_seg, &conn->reg_cqe, next);
+	reg_wr_init(&regs[0], conn->table_seg.mr, &conn->reg_cqe, next);
 
 	ret = ib_post_send(conn->qp, &regs[0].wr, NULL);
 	kfree(regs);
@@ -757,4 +647,14 @@ bool kvod_rdma_conn_close(struct kvod_rdma_conn *conn)
 		return false;
 	queue_work(kvod_rdma_wq, &conn->release_work);
 	return true;
+}
+
+/**
+ * kvod_rdma_stats() - the connections' and maps' part of STATS
+ * @st: its rdma_* fields are filled
+ */
+void kvod_rdma_stats(struct kvod_stats *st)
+{
+	kvod_rdma_map_stats(st);
+	st->rdma_conn_bytes = atomic64_read(&kvod_rdma_conn_bytes);
 }

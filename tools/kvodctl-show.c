@@ -97,6 +97,9 @@ static const struct field stats_fields[] = {
 	{ "zombies",		"ZOMBIES" },
 	{ "resident",		"RESIDENT" },
 	{ "resident_max",	"RESIDENT_MAX" },
+	{ "rdma_maps",		"RDMA_MAPS" },
+	{ "rdma_map_bytes",	"RDMA_MAP_BYTES" },
+	{ "rdma_conn_bytes",	"RDMA_CONN_BYTES" },
 };
 
 #define STATS_NUMS	ARRAY_SIZE(stats_fields)
@@ -107,6 +110,9 @@ static void stats_nums(const struct kvod_stats *st, __u64 v[STATS_NUMS])
 	v[1] = st->zombies;
 	v[2] = st->resident;
 	v[3] = st->resident_max;
+	v[4] = st->rdma_maps;
+	v[5] = st->rdma_map_bytes;
+	v[6] = st->rdma_conn_bytes;
 }
 
 static int name_len(const struct kvod_movie_info *m)

@@ -240,8 +240,9 @@ t_list_json()
 		.stats.resident_max > 0 and
 		(.movies[0] | keys) == (["active_clients", "bitrate",
 			"bytes_served", "chunks", "name", "resident", "size"]) and
-		(.stats | keys) == (["movies", "resident", "resident_max",
-			"zombies"])
+		(.stats | keys) == (["movies", "rdma_conn_bytes",
+			"rdma_map_bytes", "rdma_maps", "resident",
+			"resident_max", "zombies"])
 	' "$TMP/out" >/dev/null || fail "list --json: $OUT"
 }
 

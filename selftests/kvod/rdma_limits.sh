@@ -8,7 +8,9 @@
 # both), or make the rdma_cm event handler map and register a movie: the
 # function tracer shows every MR allocated from kvod's setup work, none
 # from an rdma_cm handler. A movie counts its connected readers, and no
-# rejected connection stays counted.
+# rejected connection stays counted. Two connections to one movie share
+# one DMA mapping of it (kvodctl stats: rdma_maps), and none is left,
+# nor any connection's own registration bytes, once they are gone.
 #
 # timeout: 600
 # transports: rxe siw:debug
@@ -25,6 +27,11 @@ clients() {
 		movie_clients "$m"
 	done | paste -sd' '
 }
+# rdma_stats: kvodctl stats' rdma_maps, rdma_map_bytes, rdma_conn_bytes.
+rdma_stats() {
+	"$KVODCTL" stats |
+		awk -F': ' '$1 ~ /^rdma_/ { printf "%s%s", sep, $2; sep = " " }'
+}
 # trace_off: no tracer, tracing_on 1, as at boot.
 trace_off() {
 	echo 0 >"$T/tracing_on"
@@ -39,7 +46,7 @@ rdma_on_exit() {
 }
 
 ktap_header
-ktap_plan 11
+ktap_plan 13
 [ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
 rdma_test_start rdma_max_conns_per_addr=2
 
@@ -57,6 +64,11 @@ for _ in 1 2; do
 	pids+=($!)
 done
 wait_test 20 -ge 2 rdma_counter active
+read -r maps map_bytes conn_bytes <<<"$(rdma_stats)"
+ktap_print_msg "two readers of film: rdma_maps $maps, rdma_map_bytes $map_bytes, rdma_conn_bytes $conn_bytes"
+check_eq "film's two readers share one DMA mapping of it, counted with the connections' own bytes" \
+	"1 yes yes" \
+	"$maps $([ "${map_bytes:-0}" -gt 0 ] && echo yes) $([ "${conn_bytes:-0}" -gt 0 ] && echo yes)"
 
 check_eq "a third connection from the address: rejected, said clearly" \
 	"kvod-fetch: small: too many connections from this address" \
@@ -83,6 +95,8 @@ wait "${pids[@]}" 2>/dev/null
 pids=()
 wait_test 20 = 0 rdma_counter active
 check_eq "no connection left active" 0 "$(rdma_counter active)"
+wait_test 20 = "0 0 0" rdma_stats
+check_eq "... no mapping and no registration bytes left" "0 0 0" "$(rdma_stats)"
 wait_test 20 = "0 0" clients
 check_eq "... nor a reader counted" "0 0" "$(clients)"
 

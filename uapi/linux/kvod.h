@@ -181,6 +181,12 @@ struct kvod_movie_list {
  * @zombies: deleted movies still held by readers
  * @resident: bytes of movie memory held (catalog and zombies)
  * @resident_max: the cap on @resident (module parameter max_resident_mb)
+ * @rdma_maps: movies DMA-mapped for RDMA, one per movie and device, each
+ *	shared by the connections to the movie on the device
+ * @rdma_map_bytes: bytes of those mappings' scatterlists and bookkeeping
+ * @rdma_conn_bytes: bytes the RDMA connections keep of their own for
+ *	their registrations (MR pointers and segment tables; not what the
+ *	device keeps per MR)
  * @reserved: zero on output
  */
 struct kvod_stats {
@@ -190,7 +196,10 @@ struct kvod_stats {
 	__u32 zombies;
 	__u64 resident;
 	__u64 resident_max;
-	__u64 reserved[8];
+	__u64 rdma_maps;
+	__u64 rdma_map_bytes;
+	__u64 rdma_conn_bytes;
+	__u64 reserved[5];
 };
 
 #define KVOD_STATS_SIZE_VER0		96

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A movie's memory DMA-mapped for one RDMA device, shared by every
+ * connection to the movie on that device.
+ *
+ * A connection registers the movie in MRs of its own PD (rdma_conn.c), so
+ * that an rkey is good on its own QP only. What those MRs are built from
+ * does not depend on the connection: the plan of segments (runs of chunks,
+ * one MR each), each segment's scatterlist and its DMA mapping depend on
+ * the movie, the device and rdma_huge_pages alone. Built per connection
+ * they would grow with the title times the connections: half a million
+ * scatterlist entries, about 16 MiB, for a 1 TiB title of 2 MiB chunks.
+ * So a map is built once per (movie, device, huge pages or not) and
+ * shared; ib_map_mr_sg() only reads it.
+ *
+ * The movie is covered by as few MRs as the device allows: runs of 2 MiB
+ * chunks use 2 MiB MR pages (rxe maps up to 512 pages per MR, so 1 GiB per
+ * MR), everything else uses 4 KiB pages. An MR's first byte is at the
+ * start of its first MR page, so its iova must be aligned to its page
+ * size: it is the movie offset of its first byte rounded down to that
+ * size. That is the offset itself except for a run of 2 MiB chunks that
+ * follows a chunk which fell back to a smaller order (the run then starts
+ * at an offset that is not 2 MiB-aligned). Either way the addresses a
+ * client sees are derived from movie offsets, never kernel or DMA
+ * addresses. The last segment ends exactly at the movie's last byte.
+ *
+ * Lifetime: each connection that registered from a map holds it from its
+ * setup until its release has deregistered its MRs (kvod_rdma_map_put());
+ * the last put unmaps and frees it. Only connections hold maps, and each
+ * holds the map's movie until after it put the map, so a map never
+ * outlives its movie (and a movie's address is a sound key). Device
+ * removal waits for the release of every connection on the device
+ * (rdma.c), so no map outlives its device either.
+ *
+ * Locking: kvod_rdma_maps_lock (a mutex) guards the list of maps and the
+ * drop of a map's last reference. A map is built without it (a large
+ * movie's takes long, and other connections' setups and releases must not
+ * wait for it) and put on the list only if no other connection put one
+ * for the same movie and device meanwhile; else it is freed and that one
+ * used. A map's fields do not change once it is on the list.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/module.h>
+#include <linux/overflow.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include "rdma.h"
+
+static bool rdma_huge_pages = true;
+module_param(rdma_huge_pages, bool, 0644);
+MODULE_PARM_DESC(rdma_huge_pages,
+		 "Register 2 MiB chunks with 2 MiB MR pages where the device allows (default on)");
+
+static DEFINE_MUTEX(kvod_rdma_maps_lock);
+static LIST_HEAD(kvod_rdma_maps);
+static u32 kvod_rdma_nr_maps;		/* under kvod_rdma_maps_lock */
+static atomic64_t kvod_rdma_map_bytes = ATOMIC64_INIT(0);
+
+static u32 dev_max_pages(struct ib_device *dev)
+{
+	return min_t(u32, dev->attrs.max_fast_reg_page_list_len, 1U << 16);
+}
+
+static bool chunk_is_huge(const struct kvod_chunk *c, u64 off)
+{
+	return c->order == KVOD_CHUNK_MAX_ORDER && c->offset == off;
+}
+
+/*
+ * Length of the segment starting at @off and the MR page size it needs:
+ * a run of whole 2 MiB chunks, or a run of 4 KiB pages up to the next
+ * 2 MiB chunk, each at most @max_pages pages.
+ */
+static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
+			u32 max_pages, u32 *psize)
+{
+	const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+	u64 end = off;
+	u32 n = 0;
+
+	if (huge && chunk_is_huge(c, off)) {
+		*psize = SZ_2M;
+		while (n < max_pages && c && chunk_is_huge(c, end)) {
+			end += c->len;
+			n++;
+			c = kvod_movie_chunk(movie, end);
+		}
+		return end - off;
+	}
+
+	*psize = PAGE_SIZE;
+	while (c && n < max_pages) {
+		u64 take;
+
+		if (huge && end != off && chunk_is_huge(c, end))
+			break;
+		take = min_t(u64, c->offset + c->len - end,
+			     (u64)(max_pages - n) << PAGE_SHIFT);
+		end += take;
+		n += DIV_ROUND_UP(take, PAGE_SIZE);
+		c = kvod_movie_chunk(movie, end);
+	}
+	return end - off;
+}
+
+/* Segments of @movie's plan; with @segs, their offsets and lengths too. */
+static u32 plan_movie(const struct kvod_movie *movie, bool huge,
+		      u32 max_pages, struct kvod_rdma_mseg *segs)
+{
+	u64 off = 0;
+	u32 n = 0;
+
+	while (off < movie->length) {
+		u32 psize;
+		u64 len = plan_segment(movie, off, huge, max_pages, &psize);
+
+		if (segs) {
+			segs[n].offset = off;
+			segs[n].length = len;
+			segs[n].psize = psize;
+		}
+		off += len;
+		n++;
+	}
+	return n;
+}
+
+/* Build the scatterlist of movie bytes [seg->offset, + seg->length). */
+static int seg_fill_sg(struct kvod_rdma_mseg *seg,
+		       const struct kvod_movie *movie, size_t *bytes)
+{
+	struct scatterlist *sg;
+	u64 off = seg->offset, end = seg->offset + seg->length;
+	unsigned int n = 0;
+	int ret;
+
+	while (off < end) {
+		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+
+		off = min(c->offset + c->len, end);
+		n++;
+	}
+	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
+	if (ret)
+		return ret;
+	*bytes += n * sizeof(*sg);
+
+	off = seg->offset;
+	for_each_sg(seg->sgt.sgl, sg, n, ret) {
+		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+		u64 in = off - c->offset;
+		u64 len = min(c->offset + c->len, end) - off;
+
+		sg_set_page(sg, nth_page(c->page, in >> PAGE_SHIFT), len, 0);
+		off += len;
+	}
+	return 0;
+}
+
+/*
+ * A live channel's mirror is mapped once and then written by the CPU for
+ * every chunk, with no sync: that is sound only where the device reads
+ * the pages themselves (coherent DMA, no bounce buffer, or rxe and siw,
+ * which read them by their kernel address).
+ */
+static bool seg_needs_sync(struct ib_device *dev, struct kvod_rdma_mseg *seg)
+{
+	struct scatterlist *sg;
+	int i;
+
+	if (ib_uses_virt_dma(dev))
+		return false;
+	for_each_sg(seg->sgt.sgl, sg, seg->mapped, i)
+		if (dma_need_sync(dev->dma_device, sg_dma_address(sg)))
+			return true;
+	return false;
+}
+
+/* Fill and DMA-map one segment. */
+static int seg_map(struct kvod_rdma_map *map, struct kvod_rdma_mseg *seg)
+{
+	int ret;
+
+	ret = seg_fill_sg(seg, map->movie, &map->bytes);
+	if (ret)
+		return ret;
+	seg->mapped = ib_dma_map_sg(map->dev, seg->sgt.sgl,
+				    seg->sgt.orig_nents, DMA_TO_DEVICE);
+	if (!seg->mapped)
+		return -ENOMEM;
+	/* The MR's first byte starts its first page (rdma_conn.c). */
+	if (sg_dma_address(seg->sgt.sgl) & (seg->psize - 1))
+		return -EINVAL;	/* an IOMMU moved the chunk off its alignment */
+	if (map->movie->live && seg_needs_sync(map->dev, seg))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* Unmap and free what was built of @map, and @map; NULL-safe fields. */
+static void map_free(struct kvod_rdma_map *map)
+{
+	u32 i;
+
+	for (i = 0; i < map->nr_segs; i++) {
+		struct kvod_rdma_mseg *seg = &map->segs[i];
+
+		if (seg->mapped)
+			ib_dma_unmap_sg(map->dev, seg->sgt.sgl,
+					seg->sgt.orig_nents, DMA_TO_DEVICE);
+		sg_free_table(&seg->sgt);
+		cond_resched();
+	}
+	kvfree(map);
+}
+
+static struct kvod_rdma_map *map_build(struct kvod_movie *movie,
+				       struct ib_device *dev, bool huge)
+{
+	u32 max_pages = dev_max_pages(dev), n, i;
+	struct kvod_rdma_map *map;
+	int ret;
+
+	if (!max_pages)
+		return ERR_PTR(-EOPNOTSUPP);
+	n = plan_movie(movie, huge, max_pages, NULL);
+	map = kvzalloc(struct_size(map, segs, n), GFP_KERNEL);
+	if (!map)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&map->ref);
+	map->movie = movie;
+	map->dev = dev;
+	map->huge = huge;
+	map->nr_segs = n;
+	map->bytes = struct_size(map, segs, n);
+	plan_movie(movie, huge, max_pages, map->segs);
+	for (i = 0; i < n; i++) {
+		ret = seg_map(map, &map->segs[i]);
+		if (ret) {
+			map_free(map);
+			return ERR_PTR(ret);
+		}
+		cond_resched();
+	}
+	return map;
+}
+
+/* The listed map of (@movie, @dev, @huge), referenced; under the lock. */
+static struct kvod_rdma_map *map_find(struct kvod_movie *movie,
+				      struct ib_device *dev, bool huge)
+{
+	struct kvod_rdma_map *map;
+
+	list_for_each_entry(map, &kvod_rdma_maps, node) {
+		if (map->movie == movie && map->dev == dev &&
+		    map->huge == huge) {
+			kref_get(&map->ref);
+			return map;
+		}
+	}
+	return NULL;
+}
+
+/**
+ * kvod_rdma_map_get() - the map of @movie on @dev, built if need be
+ * @movie: a movie the caller holds until after kvod_rdma_map_put()
+ * @dev: the device
+ *
+ * Process context; may take long for a large movie the first time.
+ *
+ * Return: the map, with a reference for the caller, or an ERR_PTR().
+ */
+struct kvod_rdma_map *kvod_rdma_map_get(struct kvod_movie *movie,
+					struct ib_device *dev)
+{
+	bool huge = READ_ONCE(rdma_huge_pages) &&
+		    (dev->attrs.page_size_cap & SZ_2M);
+	struct kvod_rdma_map *map, *other;
+
+	mutex_lock(&kvod_rdma_maps_lock);
+	map = map_find(movie, dev, huge);
+	mutex_unlock(&kvod_rdma_maps_lock);
+	if (map)
+		return map;
+
+	map = map_build(movie, dev, huge);
+	if (IS_ERR(map))
+		return map;
+	mutex_lock(&kvod_rdma_maps_lock);
+	other = map_find(movie, dev, huge);
+	if (!other) {
+		list_add(&map->node, &kvod_rdma_maps);
+		kvod_rdma_nr_maps++;
+		atomic64_add(map->bytes, &kvod_rdma_map_bytes);
+	}
+	mutex_unlock(&kvod_rdma_maps_lock);
+	if (other) {
+		map_free(map);	/* built twice at once: keep the first */
+		map = other;
+	}
+	return map;
+}
+
+/* The last reference: called with kvod_rdma_maps_lock held; drops it. */
+static void map_release(struct kref *ref)
+{
+	struct kvod_rdma_map *map = container_of(ref, struct kvod_rdma_map,
+						 ref);
+
+	list_del(&map->node);
+	kvod_rdma_nr_maps--;
+	atomic64_sub(map->bytes, &kvod_rdma_map_bytes);
+	mutex_unlock(&kvod_rdma_maps_lock);
+	map_free(map);
+}
+
+/**
+ * kvod_rdma_map_put() - drop a reference to a map
+ * @map: the map, or NULL
+ *
+ * Process context. The caller's MRs built from it are deregistered.
+ */
+void kvod_rdma_map_put(struct kvod_rdma_map *map)
+{
+	if (map)
+		kref_put_mutex(&map->ref, map_release, &kvod_rdma_maps_lock);
+}
+
+/**
+ * kvod_rdma_map_stats() - the maps' part of STATS
+ * @st: its rdma_maps and rdma_map_bytes are filled
+ */
+void kvod_rdma_map_stats(struct kvod_stats *st)
+{
+	mutex_lock(&kvod_rdma_maps_lock);
+	st->rdma_maps = kvod_rdma_nr_maps;
+	mutex_unlock(&kvod_rdma_maps_lock);
+	st->rdma_map_bytes = atomic64_read(&kvod_rdma_map_bytes);
+}
