@@ -59,7 +59,8 @@
  * with their number. The writer (and DEL) only queue @fanout, whose work
  * walks the list in process context, with interrupts and preemption on,
  * yielding every FANOUT_BATCH watchers. It tells them of every chunk
- * completed since its last run, in order, then of the end; a chunk the
+ * completed since its last run, in order, one chunk per run (it queues
+ * itself again while there is more), then of the end; a chunk the
  * writer overwrote before the work reached it is not told, only counted
  * in the next event's @lost, so a work that fell behind does at most a
  * ring's worth of walks.
@@ -221,16 +222,23 @@ static bool fanout_next(struct kvod_live *ch, struct kvod_live_event *ev)
 	return more;
 }
 
-/* Tell every watcher of every chunk completed since the last run. */
+/*
+ * Tell every watcher of the next chunk completed since the last run (or
+ * of the end), and run again for the one after: one event per hold of
+ * @watch_lock, so that a writer faster than a walk does not keep the
+ * watchers that come and go waiting.
+ */
 static void live_fanout(struct work_struct *work)
 {
 	struct kvod_live *ch = container_of(work, struct kvod_live, fanout);
 	struct kvod_live_watcher *w;
 	struct kvod_live_event ev;
 	unsigned int n = 0;
+	bool more;
 
 	mutex_lock(&ch->watch_lock);
-	while (fanout_next(ch, &ev)) {
+	more = fanout_next(ch, &ev);
+	if (more) {
 		list_for_each_entry(w, &ch->watchers, node) {
 			w->notify(w, &ev);
 			if (!(++n % FANOUT_BATCH))
@@ -238,6 +246,8 @@ static void live_fanout(struct work_struct *work)
 		}
 	}
 	mutex_unlock(&ch->watch_lock);
+	if (more)
+		queue_work(system_unbound_wq, &ch->fanout);
 }
 
 /* Allocation order of the mirror's head and slot entries. */
