@@ -9,6 +9,21 @@ log() { echo "$*" | tee -a "$OUT"; }
 # die MSG...: log MSG as the benchmark's failure and exit 1.
 die() { log "bench: $*"; exit 1; }
 
+# build_base REF DIR: build kvod.ko of git ref REF in DIR (DIR/kmod), on
+# the host, against the newest Debian 6.12 headers installed: the
+# baseline module a benchmark compares this tree's with. Needs $REPO.
+build_base() {
+	local kver
+
+	kver=$(find /usr/src -maxdepth 1 -name 'linux-headers-6.12.*-amd64' \
+		-printf '%f\n' | sort -V | tail -n1)
+	kver=${kver#linux-headers-}
+	rm -rf "$2"
+	mkdir -p "$2"
+	git -C "$REPO" archive "$1" Kbuild kmod uapi | tar -x -C "$2" &&
+		make -s -C "/lib/modules/$kver/build" M="$2" modules
+}
+
 # busy_now: busy jiffies of all CPUs so far (user, nice, system, irq,
 # softirq, steal) from /proc/stat.
 busy_now() {

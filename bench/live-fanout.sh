@@ -39,14 +39,9 @@ WATCHERS=${KVOD_BENCH_WATCHERS:-10 1000 10000}
 CHUNKS=${KVOD_BENCH_CHUNKS:-20}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	KVER=$(find /usr/src -maxdepth 1 -name 'linux-headers-6.12.*-amd64' \
-		-printf '%f\n' | sort -V | tail -n1)
-	KVER=${KVER#linux-headers-}
-	rm -rf "$BASE_DIR"
-	mkdir -p "$BASE_DIR"
-	if ! git -C "$REPO" archive "$BASE_REF" Kbuild kmod uapi |
-		tar -x -C "$BASE_DIR" ||
-		! make -s -C "/lib/modules/$KVER/build" M="$BASE_DIR" modules; then
+	# shellcheck source=bench/lib.bash
+	. "$HERE/lib.bash"
+	if ! build_base "$BASE_REF" "$BASE_DIR"; then
 		echo "bench: cannot build kvod.ko from $BASE_REF" >&2
 		exit 1
 	fi
