@@ -213,6 +213,17 @@ static bool client_gone(const struct http_conn *conn)
 	       READ_ONCE(sk->sk_state) != TCP_ESTABLISHED;
 }
 
+/*
+ * A reset purges TCP's queue, so its acknowledgments never come: a
+ * response waiting for them must not wait out the send timeout.
+ */
+static bool client_reset(const struct http_conn *conn)
+{
+	const struct sock *sk = conn->sock->sk;
+
+	return READ_ONCE(sk->sk_err) || READ_ONCE(sk->sk_state) == TCP_CLOSE;
+}
+
 /**
  * kvod_http_live_send() - push a live response's body on
  * @conn: the connection, from its work
@@ -241,6 +252,8 @@ int kvod_http_live_send(struct http_conn *conn)
 			ret = next_chunk(conn);
 			if (ret == 1)
 				return 0;
+			if (ret == -ENOBUFS && client_reset(conn))
+				return -ECONNRESET;
 			if (ret == -ENOBUFS)
 				return -EAGAIN;	/* a full socket's wait */
 			if (ret == -EAGAIN && client_gone(conn))

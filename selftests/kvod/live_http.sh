@@ -9,8 +9,8 @@
 # nothing torn); a writer that pauses past the send timeout; a writer that
 # dies and the next one; DEL under load (every reader sees a proper end,
 # the writer EPIPE); the writer's write() wakes no reader itself; a
-# reader that stops reading keeps at most 1024 chunks in TCP's queue, and
-# is reset by the send timeout; the delay from writer to reader over HTTP and RTP at
+# reader that stops reading keeps at most 1024 chunks in TCP's queue, is
+# let go when it resets, and is reset by the send timeout; the delay from writer to reader over HTTP and RTP at
 # once; rmmod under load.
 # timeout: 600
 
@@ -59,7 +59,7 @@ writer_attached() {
 }
 
 ktap_header
-ktap_plan 38
+ktap_plan 39
 http_setup
 # 512 chunks hold the 8000 packets of the first writer: however slowly
 # the readers run here, the ring does not overwrite what they still want.
@@ -241,32 +241,56 @@ check_eq "... and none of them woke a reader (kvod_http_conn_queue)" 0 \
 # would have about 20,000 such chunks queued (80 MiB pinned for 4 MiB
 # charged). A response keeps at most 1024 chunks in TCP's queue
 # (kmod/http_live.c): its Send-Q (ss) stays at 1024 chunks of 195 bytes
-# (188 and the chunked coding's 7), so it pins 1024 pages at most. The
-# send timeout then resets it while the writer goes on (a response that
-# waits for the writer is not stalled): lowered to 2 s, it counts from
-# the response's next progress, which the reader makes by reading 64 KiB
-# once (SIGUSR1) before it stops again.
+# (188 and the chunked coding's 7), so it pins 1024 pages at most. Two
+# such readers: one resets its connection (SIGUSR2), which TCP's queue
+# then never sees acknowledged, and is let go at once, not after the
+# send timeout. The send timeout resets the other while the writer goes
+# on (a response that waits for the writer is not stalled): lowered to
+# 2 s, it counts from the response's next progress, which the reader
+# makes by reading 64 KiB once (SIGUSR1) before it stops again.
 PIN_CHUNKS=20000
 sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304"
 "$KVODCTL" live create pin --chunk 188 --chunks 256 ||
 	ktap_bail_out "cannot create channel pin"
-python3 -c '
-import signal, socket, sys, time
+# stalled_reader READY: GET /pin, create READY, then read nothing but on
+# signals (exec: $! is the reader itself).
+stalled_reader() {
+	exec python3 -c '
+import signal, socket, struct, sys, time
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
 s.sendall(b"GET /pin HTTP/1.1\r\nHost: kvod\r\n\r\n")
+open(sys.argv[3], "w").close()
+def reset(*_):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
 signal.signal(signal.SIGUSR1, lambda *_: s.recv(65536))
+signal.signal(signal.SIGUSR2, reset)
 while True:
-    time.sleep(600)' "$HTTP_ADDR" "$HTTP_PORT" &
+    time.sleep(600)' "$HTTP_ADDR" "$HTTP_PORT" "$1"
+}
+stalled_reader "$TMP/stalled.ready" &
 stalled=$!
-wait_test "$(time_limit 30)" = 1 movie_clients pin
+stalled_reader "$TMP/resetter.ready" &
+resetter=$!
+wait_for "$(time_limit 60)" test -e "$TMP/stalled.ready" -a -e "$TMP/resetter.ready"
+wait_test "$(time_limit 30)" = 2 movie_clients pin
 "${LT[@]}" gen $PIN_CHUNKS | "$KVODCTL" live feed pin 2>"$TMP/feed.err"
 # TCP takes what it may of the last chunks after the writer is done.
 sleep "$(time_limit 2)"
-q=$(ss -Htn state established "( sport = :$HTTP_PORT )" | awk '{ s += $2 } END { print s + 0 }')
+q=$(ss -Htn state established "( sport = :$HTTP_PORT )" |
+	awk '{ print $2 }' | sort -n | paste -sd' ')
 swaps=$(movie_field pin swaps)
-ktap_print_msg "a reader that stopped reading: Send-Q $q bytes, $swaps pages swapped of $PIN_CHUNKS chunks"
-check_ok "a reader that stops reading: 1024 chunks in TCP's queue, no more" \
-	test "${q:-0}" -ge $((1000 * 195)) -a "${q:-0}" -le $((1024 * 195))
+ktap_print_msg "two readers that stopped reading: Send-Q $q bytes, $swaps pages swapped of $PIN_CHUNKS chunks"
+check_eq "two readers that stop reading: each has 1000 to 1024 chunks in TCP's queue, no more" \
+	"2 0" "$(wc -w <<<"$q") $(for b in $q; do
+		[ "$b" -ge $((1000 * 195)) ] && [ "$b" -le $((1024 * 195)) ] ||
+			echo x; done | wc -l)"
+kill -USR2 "$resetter"
+wait_test "$(time_limit 10)" = 1 movie_clients pin
+check_eq "... one resets its connection: let go at once" 1 \
+	"$(movie_clients pin)"
+kill "$resetter"
+wait "$resetter" 2>/dev/null
 to=$(http_counter timeouts)
 echo 2 >"$PARAMS/http_send_timeout"
 "${LT[@]}" gen 1000000 --start $PIN_CHUNKS --rate 500 |
