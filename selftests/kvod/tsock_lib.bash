@@ -44,7 +44,23 @@ netns_up() {
 	ip -n "$NS_RX" addr add "$ADDR_RX/24" dev "$DEV_RX" &&
 	ip -n "$NS_TX" link set lo up && ip -n "$NS_RX" link set lo up &&
 	ip -n "$NS_TX" link set "$DEV_TX" up &&
-	ip -n "$NS_RX" link set "$DEV_RX" up
+	ip -n "$NS_RX" link set "$DEV_RX" up &&
+	netns_neigh
+}
+
+# netns_neigh: each side knows the other's address for good. A
+# neighbour left to ARP goes stale between streams, and on a slow
+# kernel a resolution that misses its probes drops a whole stream
+# before the qdisc sees it: these tests are about the qdisc.
+netns_neigh() {
+	local mac_tx mac_rx
+
+	mac_tx=$(ip -n "$NS_TX" -j link show "$DEV_TX" | jq -r '.[0].address') &&
+	mac_rx=$(ip -n "$NS_RX" -j link show "$DEV_RX" | jq -r '.[0].address') &&
+	ip -n "$NS_TX" neigh replace "$ADDR_RX" dev "$DEV_TX" \
+		lladdr "$mac_rx" nud permanent &&
+	ip -n "$NS_RX" neigh replace "$ADDR_TX" dev "$DEV_RX" \
+		lladdr "$mac_tx" nud permanent
 }
 
 netns_down() {
@@ -111,6 +127,12 @@ stream() {
 	rm -f "$out"
 	ktap_print_msg "txsend $*: $TX_OUT" "txrecv $rxargs: $RX_OUT" \
 		"qdisc: $(tx tc -s qdisc show dev "$DEV_TX" | grep -E 'backlog|flows')"
+	# Nothing arrived: say where the packets went.
+	[ "$(val received)" = 0 ] &&
+		ktap_print_msg "sender: $(tx ip -s link show "$DEV_TX" | tr -s ' \n' ' ')" \
+			"receiver: $(rx ip -s link show "$DEV_RX" | tr -s ' \n' ' ')" \
+			"receiver UDP: $(rx grep '^Udp:' /proc/net/snmp | tail -n1)"
+	true
 }
 
 # val KEY: KEY's value in RX_OUT ("received=3 in_order=1" style).
