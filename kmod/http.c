@@ -22,10 +22,12 @@
  * http_send_timeout seconds without progress. Progress is, as for nginx's
  * send_timeout, TCP taking more of the response (which it allows once a
  * third of its send buffer drained); once all of it is queued, the client
- * acknowledging a third of what was then unacknowledged. So a client that
- * stops reading, or reads a byte a minute, holds its movie for at most
- * that long after it stalled, a deleted movie included. TCP keepalive
- * finds dead peers in between.
+ * acknowledging a third of what was then unacknowledged; for a live
+ * response waiting for its writer, the client acknowledging anything (or
+ * having nothing left to). So a client that stops reading, or reads a byte
+ * a minute, holds its movie for at most that long after it stalled, a
+ * deleted movie included, and its live chunks however long the channel
+ * stays idle. TCP keepalive finds dead peers in between.
  *
  * Delivery. A response is done when the client acknowledged all of it
  * (HTTP_DRAIN), not when TCP took it: only then does the connection let go
@@ -257,6 +259,7 @@ static void conn_set_phase(struct http_conn *conn, enum http_phase phase)
 		break;
 	}
 	conn->phase = phase;
+	conn->acked = READ_ONCE(tcp_sk(conn->sock->sk)->snd_una);
 	conn->deadline = jiffies + max(secs, 1U) * HZ;
 	mod_timer(&conn->timer, conn->deadline);
 }
@@ -494,6 +497,20 @@ static bool drain_progress(struct http_conn *conn)
 	return true;
 }
 
+/*
+ * A live response waiting for its writer is not stalled while its client
+ * acknowledged something since the send timeout was armed, or has nothing
+ * left to: one that stopped reading would keep the chunks in TCP's queue
+ * pinned for as long as the channel stays idle.
+ */
+static bool live_acking(const struct http_conn *conn)
+{
+	const struct tcp_sock *tp = tcp_sk(conn->sock->sk);
+	u32 una = READ_ONCE(tp->snd_una);
+
+	return una != conn->acked || una == READ_ONCE(tp->write_seq);
+}
+
 /* Delivered and write side shut: drain what the client sends until EOF. */
 static int step_linger(struct http_conn *conn)
 {
@@ -558,9 +575,8 @@ static int conn_timeout(struct http_conn *conn)
 		conn_set_phase(conn, HTTP_PH_SEND);
 		return STEP_AGAIN;
 	}
-	/* A live response waiting for its writer is not stalled. */
 	if (conn->state == HTTP_SEND && conn->phase == HTTP_PH_SEND &&
-	    conn->tx.live.waiting) {
+	    conn->tx.live.waiting && live_acking(conn)) {
 		conn_set_phase(conn, HTTP_PH_SEND);
 		return STEP_AGAIN;
 	}

@@ -69,6 +69,7 @@ struct http_server;
  * @ending: @frame holds the last chunk: the body is done once it is sent
  * @waiting: the last attempt found TCP had everything and no chunk was
  *	ready: the send timeout waits for the writer, it does not expire
+ *	while the client acknowledges what TCP holds
  * @ends: TCP's sequence number just past each chunk handed to it and
  *	maybe not yet acknowledged, oldest first, from @ends[@first % N];
  *	HTTP_LIVE_QUEUED of them
@@ -130,7 +131,7 @@ struct http_tx {
  * @work: runs the state machine; never concurrently with itself
  * @timer: the deadline of @phase; only queues @work
  * @deadline: jiffies at which @phase expires
- * @acked: HTTP_DRAIN: the socket's snd_una when the send timeout was armed
+ * @acked: the socket's snd_una when the phase's deadline was armed
  * @need: HTTP_DRAIN: bytes the client must acknowledge per send timeout
  * @flags: HTTP_CONN_*
  * @state: enum http_state; only @work touches it

@@ -23,7 +23,9 @@
  * it hands over (@ends), forgets those the client acknowledged, and with
  * HTTP_LIVE_QUEUED left it waits, as on a full socket, for the client to
  * acknowledge the oldest. The send timeout applies to that wait as to a
- * full socket's, so a client that stops reading is cut off with its pins.
+ * full socket's, and to a wait for the writer while the client
+ * acknowledges nothing of what TCP holds, so a client that stops reading
+ * is cut off with its pins, whether the channel goes on or stays idle.
  * A response pins at most HTTP_LIVE_QUEUED + 1 chunk pages, besides what
  * TCP's send buffer limits anyway.
  *

@@ -59,7 +59,7 @@ writer_attached() {
 }
 
 ktap_header
-ktap_plan 39
+ktap_plan 40
 http_setup
 # 512 chunks hold the 8000 packets of the first writer: however slowly
 # the readers run here, the ring does not overwrite what they still want.
@@ -252,13 +252,18 @@ PIN_CHUNKS=20000
 sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304"
 "$KVODCTL" live create pin --chunk 188 --chunks 256 ||
 	ktap_bail_out "cannot create channel pin"
-# stalled_reader READY: GET /pin, create READY, then read nothing but on
-# signals (exec: $! is the reader itself).
+# stalled_reader READY [CHANNEL [RCVBUF]]: GET /CHANNEL (pin), create
+# READY, then read nothing but on signals (exec: $! is the reader
+# itself). RCVBUF: a receive buffer that small, so that what the reader
+# does not read soon stays unacknowledged in the server's queue.
 stalled_reader() {
 	exec python3 -c '
 import signal, socket, struct, sys, time
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
-s.sendall(b"GET /pin HTTP/1.1\r\nHost: kvod\r\n\r\n")
+s = socket.socket()
+if int(sys.argv[5]):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(sys.argv[5]))
+s.connect((sys.argv[1], int(sys.argv[2])))
+s.sendall(b"GET /%s HTTP/1.1\r\nHost: kvod\r\n\r\n" % sys.argv[4].encode())
 open(sys.argv[3], "w").close()
 def reset(*_):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -266,7 +271,7 @@ def reset(*_):
 signal.signal(signal.SIGUSR1, lambda *_: s.recv(65536))
 signal.signal(signal.SIGUSR2, reset)
 while True:
-    time.sleep(600)' "$HTTP_ADDR" "$HTTP_PORT" "$1"
+    time.sleep(600)' "$HTTP_ADDR" "$HTTP_PORT" "$1" "${2:-pin}" "${3:-0}"
 }
 stalled_reader "$TMP/stalled.ready" &
 stalled=$!
@@ -274,7 +279,11 @@ stalled_reader "$TMP/resetter.ready" &
 resetter=$!
 wait_for "$(time_limit 60)" test -e "$TMP/stalled.ready" -a -e "$TMP/resetter.ready"
 wait_test "$(time_limit 30)" = 2 movie_clients pin
-"${LT[@]}" gen $PIN_CHUNKS | "$KVODCTL" live feed pin 2>"$TMP/feed.err"
+# Paced, so that the responses keep up even on a loaded guest: a writer
+# done before they ran would leave them only the ring's last chunks.
+"${LT[@]}" gen $PIN_CHUNKS --rate $((2000 / ${KVOD_TIMEOUT_SCALE:-1})) |
+	"$KVODCTL" live feed pin 2>"$TMP/feed.err" ||
+	ktap_print_msg "feed: $(cat "$TMP/feed.err")"
 # TCP takes what it may of the last chunks after the writer is done.
 sleep "$(time_limit 2)"
 q=$(ss -Htn state established "( sport = :$HTTP_PORT )" |
@@ -305,6 +314,34 @@ echo 60 >"$PARAMS/http_send_timeout"
 wait "$feeder"
 check_eq "... the send timeout resets it: no reader left, one timeout" \
 	"0 $((to + 1))" "$r"
+kill "$stalled"
+wait "$stalled" 2>/dev/null
+
+# A reader that stops while the channel is idle: its response has every
+# chunk written and waits for the writer, with the chunks the reader's
+# 4 KiB window left out unacknowledged in TCP's queue. Waiting for the
+# writer does not stop the send timeout while the client acknowledges
+# nothing (a reader that reads waits out a pause, above): it is reset,
+# and its pages go, though no chunk comes. The 800 chunks fit in TCP's
+# send buffer and under the 1024, so TCP takes them all at once and the
+# response never waits on a full socket.
+"$KVODCTL" live create idle --chunk 188 --chunks 1024 ||
+	ktap_bail_out "cannot create channel idle"
+to=$(http_counter timeouts)
+echo 2 >"$PARAMS/http_send_timeout"
+stalled_reader "$TMP/idle.ready" idle 4096 &
+stalled=$!
+wait_for "$(time_limit 60)" test -e "$TMP/idle.ready"
+wait_test "$(time_limit 30)" = 1 movie_clients idle
+"${LT[@]}" gen 800 | "$KVODCTL" live feed idle 2>"$TMP/feed.err"
+q=$(ss -Htn state established "( sport = :$HTTP_PORT )" | awk '{ print $2 }')
+ktap_print_msg "a reader that stopped on an idle channel: Send-Q $q bytes"
+wait_test "$(time_limit 30)" = 0 movie_clients idle
+r="$(movie_clients idle) $(http_counter timeouts)"
+echo 60 >"$PARAMS/http_send_timeout"
+check_eq "a reader that stops on an idle channel: reset by the send timeout" \
+	"0 $((to + 1))" "$r"
+"$KVODCTL" del idle
 kill "$stalled"
 wait "$stalled" 2>/dev/null
 sysctl -qw net.ipv4.tcp_wmem="$WMEM"
