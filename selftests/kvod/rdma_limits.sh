@@ -72,7 +72,7 @@ for _ in 1 2; do
 		--cache 200 -o /dev/null --timeout 20000 "$RDMA_URL/film" &
 	pids+=($!)
 done
-wait_test 20 -ge 2 rdma_counter active
+wait_test "$(time_limit 20)" -ge 2 rdma_counter active
 read -r maps map_bytes conn_bytes <<<"$(rdma_stats)"
 ktap_print_msg "two readers of film: rdma_maps $maps, rdma_map_bytes $map_bytes, rdma_conn_bytes $conn_bytes"
 check_eq "film's two readers share one DMA mapping of it, counted with the connections' own bytes" \
@@ -113,11 +113,11 @@ dev2_del
 	--cache 200 -o /dev/null --timeout 20000 \
 	"rdma://$ADDR2:$RXE_PORT/film" &
 pid2=$!
-wait_test 20 -ge 3 rdma_counter active
+wait_test "$(time_limit 20)" -ge 3 rdma_counter active
 maps2=$(rdma_stats | cut -d' ' -f1)
 kill "$pid2"
 wait "$pid2" 2>/dev/null
-wait_test 20 = 2 rdma_counter active
+wait_test "$(time_limit 20)" = 2 rdma_counter active
 maps1=$(rdma_stats | cut -d' ' -f1)
 check_eq "a reader over a second device maps film again, and that goes with it" \
 	"2 1" "$maps2 $maps1"
@@ -127,11 +127,11 @@ dev2_del
 kill "${pids[@]}" 2>/dev/null
 wait "${pids[@]}" 2>/dev/null
 pids=()
-wait_test 20 = 0 rdma_counter active
+wait_test "$(time_limit 20)" = 0 rdma_counter active
 check_eq "no connection left active" 0 "$(rdma_counter active)"
-wait_test 20 = "0 0 0" rdma_stats
+wait_test "$(time_limit 20)" = "0 0 0" rdma_stats
 check_eq "... no mapping and no registration bytes left" "0 0 0" "$(rdma_stats)"
-wait_test 20 = "0 0" clients
+wait_test "$(time_limit 20)" = "0 0" clients
 check_eq "... nor a reader counted" "0 0" "$(clients)"
 
 # Who allocates the MRs: a stack trace of every ib_alloc_mr() call. Both
