@@ -505,10 +505,10 @@ static bool drain_progress(struct http_conn *conn)
  */
 static bool live_acking(const struct http_conn *conn)
 {
-	const struct tcp_sock *tp = tcp_sk(conn->sock->sk);
-	u32 una = READ_ONCE(tp->snd_una);
+	const struct sock *sk = conn->sock->sk;
 
-	return una != conn->acked || una == READ_ONCE(tp->write_seq);
+	return READ_ONCE(tcp_sk(sk)->snd_una) != conn->acked ||
+	       sock_delivered(sk);
 }
 
 /* Delivered and write side shut: drain what the client sends until EOF. */
