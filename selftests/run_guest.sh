@@ -15,11 +15,12 @@
 # or a path if it holds a "/". $KVOD_TEST_DIR replaces selftests/kvod.
 #
 # Each program loads the modules it needs and should unload them. Before
-# each one, and after the last, we rmmod whatever of $KVOD_MODULES
-# (default "sch_tsock kvod") is still loaded, and say so in a "# runner:"
-# line: a leftover is the previous program's bug. Tracing and lo's qdisc
-# are put as at boot before each one too (lib/tracefs.sh,
-# lib/lo_reset.sh), with a "# runner:" line saying what was left.
+# each one, and after the last, we delete any named network namespace
+# and rmmod whatever of $KVOD_MODULES (default "sch_tsock kvod") is still
+# loaded, and say so in a "# runner:" line: a leftover is the previous
+# program's bug, or its timeout's. Tracing and lo's qdisc are put as at
+# boot before each one too (lib/tracefs.sh, lib/reset.sh), with a
+# "# runner:" line saying what was left.
 #
 # Exit status: 0 if every program passed or skipped, 1 otherwise; 4 when
 # not inside a tools/vm-run guest (this script unloads modules).
@@ -35,8 +36,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib/health.sh"
 # shellcheck source=selftests/lib/tracefs.sh
 . "$HERE/lib/tracefs.sh"
-# shellcheck source=selftests/lib/lo_reset.sh
-. "$HERE/lib/lo_reset.sh"
+# shellcheck source=selftests/lib/reset.sh
+. "$HERE/lib/reset.sh"
 
 if ! kvod_in_guest; then
 	echo "run_guest.sh: refusing to run outside a tools/vm-run guest; use tools/run-tests" >&2
@@ -47,29 +48,19 @@ fi
 TEST_DIR=${KVOD_TEST_DIR:-$HERE/kvod}
 read -r -a MODULES <<<"${KVOD_MODULES:-sch_tsock kvod}"
 
-# unload_leftovers WHEN: rmmod what is still loaded of MODULES. Two
-# passes, in case of dependencies the list's order does not follow.
-# Fails if a module stays.
+# unload_leftovers WHEN: delete the named network namespaces left, which
+# may hold a module, then rmmod what is still loaded of MODULES.
 unload_leftovers() {
-	local when=$1 pass m stuck=0
+	local gone
 
-	for pass in 1 2; do
-		for m in "${MODULES[@]}"; do
-			[ -d "/sys/module/$m" ] || continue
-			if rmmod "$m" 2>/dev/null; then
-				echo "# runner: unloaded leftover module $m $when"
-			elif [ "$pass" = 2 ]; then
-				echo "# runner: could not unload leftover module $m $when: $(rmmod "$m" 2>&1)"
-				stuck=1
-			fi
-		done
-	done
-	return "$stuck"
+	gone=$(netns_reset)
+	[ -z "$gone" ] || echo "# runner: deleted leftover network namespaces $1: $gone"
+	modules_reset "$1" "${MODULES[@]}"
 }
 
 # shellcheck disable=SC2317 # run_suite calls it
 # before_test NAME: also puts tracing and lo's qdisc as at boot
-# (lib/tracefs.sh, lib/lo_reset.sh), saying in a "# runner:" line what
+# (lib/tracefs.sh, lib/reset.sh), saying in a "# runner:" line what
 # the programs before had left, and marks the program's start in the
 # kernel log, so that the console's timestamps say when each program ran.
 before_test() {

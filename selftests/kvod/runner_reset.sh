@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The runner puts tracing and lo's qdisc as at boot before every program
-# (selftests/lib/tracefs.sh and lo_reset.sh, called by run_guest.sh): on
+# The runner puts the guest as at boot before every program
+# (selftests/lib/tracefs.sh and reset.sh, called by run_guest.sh): on
 # the guest's real tracefs, a program's leftovers (tracing off, the
 # function tracer with a filter, graph settings, stack traces, an enabled
 # kprobe and fprobe) are each reported and undone, and an event added
 # afterwards is recorded; a plug left on lo, holding every packet, is
-# removed and traffic flows again. Loads no module.
+# removed and traffic flows again; a named namespace left with a tsock
+# qdisc, which holds sch_tsock, is deleted and sch_tsock then unloaded.
 #
 # timeout: 120
 
@@ -16,8 +17,8 @@ HERE=$(dirname "$0")
 . "$HERE/../lib/ktap.sh"
 # shellcheck source=selftests/lib/tracefs.sh
 . "$HERE/../lib/tracefs.sh"
-# shellcheck source=selftests/lib/lo_reset.sh
-. "$HERE/../lib/lo_reset.sh"
+# shellcheck source=selftests/lib/reset.sh
+. "$HERE/../lib/reset.sh"
 
 kvod_require_guest
 ktap_header
@@ -28,8 +29,12 @@ for f in set_ftrace_filter set_graph_function max_graph_depth \
 	options/func_stack_trace kprobe_events dynamic_events; do
 	[ -w "$T/$f" ] || ktap_bail_out "no $T/$f in this kernel"
 done
-ktap_plan 10
-trap 'tracefs_reset >/dev/null; lo_reset >/dev/null' EXIT
+[ -e "$KVOD_REPO/tools/tc/q_tsock.so" ] ||
+	ktap_bail_out "tools/tc/q_tsock.so missing: run make all"
+ktap_plan 14
+NS=kvod-left-$$
+trap 'tracefs_reset >/dev/null; lo_reset >/dev/null
+	ip netns del "$NS" 2>/dev/null; modules_reset "" sch_tsock >/dev/null' EXIT
 
 # state: what tracefs_reset writes, as at boot: "1 nop 0 0 0 0 0 '' none".
 state() {
@@ -103,4 +108,21 @@ fi
 check_eq "a plug on lo held traffic, was removed, traffic flows" \
 	"yes prio yes" "$held $out $flows"
 check_eq "lo is as at boot" noqueue "$(lo_qdisc)"
+
+# What a tsock program killed at its timeout leaves: its namespace, whose
+# qdisc holds sch_tsock.
+export TC_LIB_DIR=$KVOD_REPO/tools/tc
+kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
+if ! { ip netns add "$NS" &&
+	ip -n "$NS" link add va type veth peer name vb &&
+	tc -n "$NS" qdisc add dev va root tsock; }; then
+	ktap_print_msg "cannot leave a tsock qdisc in namespace $NS"
+fi
+check_fail "the namespace's qdisc holds sch_tsock" rmmod sch_tsock
+check_eq "the leftover namespace is deleted and named" "$NS" "$(netns_reset)"
+check_eq "sch_tsock is unloaded once the namespace has gone" \
+	"# runner: unloaded leftover module sch_tsock before the next" \
+	"$(modules_reset "before the next" sch_tsock)"
+check_eq "no named namespace, no sch_tsock left" "0 no" \
+	"$(ip netns list | wc -l) $([ -d /sys/module/sch_tsock ] && echo yes || echo no)"
 ktap_finish

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The guest as at boot, before every program run_guest.sh runs (sourced;
+# not a test): lo without a qdisc, no named network namespace, none of
+# kvod's modules loaded. Each program undoes what it did itself, but one
+# killed by its timeout cannot: http_slow.sh's plug on lo holds every
+# packet to its port, so every later HTTP test in the guest would stall;
+# a tsock program's namespaces keep their qdiscs, which hold sch_tsock,
+# so the next tsock program could not load it.
+
+# lo_qdisc: the kind of lo's root qdisc (noqueue at boot).
+lo_qdisc() {
+	tc qdisc show dev lo root 2>/dev/null | awk 'NR == 1 { print $2 }'
+}
+
+# lo_reset: remove lo's root qdisc unless it is noqueue (lo's at boot);
+# print the kind removed, nothing if there was none.
+lo_reset() {
+	local q
+
+	q=$(lo_qdisc)
+	[ -n "$q" ] && [ "$q" != noqueue ] || return 0
+	tc qdisc del dev lo root 2>/dev/null
+	echo "$q"
+}
+
+# netns_reset: delete every named network namespace (the rig makes none)
+# and print their names, space-separated; nothing if there was none.
+# A namespace goes once its last user has: its devices and qdiscs go in
+# the kernel's cleanup work a little later (modules_reset waits for it).
+netns_reset() {
+	local ns gone=()
+
+	while read -r ns _; do
+		[ -n "$ns" ] || continue
+		ip netns delete "$ns" 2>/dev/null && gone+=("$ns")
+	done < <(ip netns list 2>/dev/null)
+	echo "${gone[*]}"
+}
+
+# modules_reset WHEN MODULE...: rmmod each MODULE still loaded, in two
+# passes (in case of dependencies the list's order does not follow), and
+# say so in a "# runner:" line ending in WHEN. Before its second try, a
+# module still in use gets up to 30 s (times $KVOD_TIMEOUT_SCALE) to be
+# let go: a deleted namespace's qdiscs, or the namespace a module's own
+# sockets kept until the first pass unloaded it, go in the kernel's
+# cleanup work. Fails if a module stays.
+modules_reset() {
+	local when=$1 m pass i tries stuck=0
+
+	shift
+	tries=$((150 * ${KVOD_TIMEOUT_SCALE:-1}))
+	for pass in 1 2; do
+		for m in "$@"; do
+			[ -d "/sys/module/$m" ] || continue
+			if [ "$pass" = 2 ]; then
+				for ((i = 0; i < tries; i++)); do
+					[ "$(cat "/sys/module/$m/refcnt" 2>/dev/null)" != 0 ] ||
+						break
+					sleep 0.2
+				done
+			fi
+			if rmmod "$m" 2>/dev/null; then
+				echo "# runner: unloaded leftover module $m $when"
+			elif [ "$pass" = 2 ]; then
+				echo "# runner: could not unload leftover module $m $when: $(rmmod "$m" 2>&1)"
+				stuck=1
+			fi
+		done
+	done
+	return "$stuck"
+}
