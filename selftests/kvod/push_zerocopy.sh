@@ -103,13 +103,12 @@ mkts "$TMP/d.ts" "$NPKT2" || ktap_bail_out "cannot make the movie"
 head -c "$(stat -c %s "$TMP/d.ts")" /dev/zero >"$TMP/fill"
 "$KVODCTL" add d "$TMP/d.ts" >/dev/null || ktap_bail_out "kvodctl add failed"
 # Only the push's packets in the plug: no IPv6 (no ND, MLD or router
-# solicitation) and a permanent neighbour, so no ARP probe (a stale entry
-# sends three, which the plug held and counted on the slow debug kernel).
-# Both are set before the plug exists: turning IPv6 off may itself send
-# an MLD report, and a new plug holds from the start.
+# solicitation), and no ARP probe either, since netns_up made the
+# neighbour permanent (a stale entry sends three, which the plug held and
+# counted on the slow debug kernel). IPv6 goes before the plug exists:
+# turning it off may itself send an MLD report, and a new plug holds from
+# the start.
 tx sysctl -qw "net.ipv6.conf.$DEV_TX.disable_ipv6=1"
-tx ip neigh replace "$ADDR_RX" dev "$DEV_TX" nud permanent \
-	lladdr "$(rx cat "/sys/class/net/$DEV_RX/address")"
 # Both kernels have sch_plug (Debian's as a module, the debug kernel's
 # built in, where modprobe finds no modules directory): a plug that
 # cannot be added fails the four checks, it does not skip them.
