@@ -46,20 +46,20 @@ netns_reset() {
 # sockets kept until the first pass unloaded it, go in the kernel's
 # cleanup work. Fails if a module stays.
 modules_reset() {
-	local when=$1 m pass i tries stuck=0
+	local when=$1 m pass refs end stuck=0
 
 	shift
-	tries=$((150 * ${KVOD_TIMEOUT_SCALE:-1}))
 	for pass in 1 2; do
 		for m in "$@"; do
 			[ -d "/sys/module/$m" ] || continue
-			if [ "$pass" = 2 ]; then
-				for ((i = 0; i < tries; i++)); do
-					[ "$(cat "/sys/module/$m/refcnt" 2>/dev/null)" != 0 ] ||
-						break
-					sleep 0.2
-				done
-			fi
+			end=$((SECONDS + 30 * ${KVOD_TIMEOUT_SCALE:-1}))
+			while [ "$pass" = 2 ] && ((SECONDS < end)); do
+				refs=0
+				read -r refs 2>/dev/null <"/sys/module/$m/refcnt"
+				[ "$refs" != 0 ] || break
+				sleep 0.2
+			done
+			[ -d "/sys/module/$m" ] || continue
 			if rmmod "$m" 2>/dev/null; then
 				echo "# runner: unloaded leftover module $m $when"
 			elif [ "$pass" = 2 ]; then
