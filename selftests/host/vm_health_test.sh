@@ -65,7 +65,7 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 20))
+ktap_plan $((${#BAD[@]} + 22))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
@@ -121,6 +121,35 @@ check_eq "a user program's trap before it is not the first report" "$OOPS" \
 	"$(health_first_report "$TMP/console")"
 printf '%s\n' "$CLEAN" >"$TMP/console"
 check_eq "a clean log has no report" "" "$(health_first_report "$TMP/console")"
+
+# A leak found at the end is put to the program that was running when
+# its object was allocated, from the jiffies in the programs' start marks.
+cat >"$TMP/kmemleak" <<'REPORT'
+unreferenced object 0xffff888003f6c000 (size 64):
+  comm "kvodctl", pid 312, jiffies 4295012000
+  hex dump (first 32 bytes):
+    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  ................
+  backtrace (crc 0):
+    __kmalloc_cache_noprof+0x25/0x30
+unreferenced object 0xffff888003f6d000 (size 128):
+  comm "swapper/0", pid 1, jiffies 4294670000
+unreferenced object 0xffff888003f6e000 (size 32):
+  comm "kworker/1:2", pid 99, jiffies 4295300001
+REPORT
+cat >"$TMP/marks" <<'LOG'
+[  100.000000] kvod-selftests: catalog_test starts at jiffies 4294967296
+[  150.000000] kvod-selftests: 4 readers at jiffies 4295000000
+[  200.000000] kvod-selftests: http_slow.sh starts at jiffies 4295010000
+[  300.000000] kvod-selftests: rdma_teardown.sh starts
+[  400.000000] kvod-selftests: live_http.sh starts at jiffies 4295300001
+LOG
+check_eq "each leaked object is put to the program it was allocated in" \
+	'unreferenced object 0xffff888003f6c000 (size 64), comm "kvodctl": during http_slow.sh|unreferenced object 0xffff888003f6d000 (size 128), comm "swapper/0": before the first program|unreferenced object 0xffff888003f6e000 (size 32), comm "kworker/1:2": during live_http.sh' \
+	"$(kmemleak_programs "$TMP/kmemleak" "$TMP/marks" | paste -sd'|')"
+printf '%s\n' "$CLEAN" >"$TMP/console"
+check_eq "without marks, every object is from before the first program" \
+	'before the first program|before the first program|before the first program' \
+	"$(kmemleak_programs "$TMP/kmemleak" "$TMP/console" | sed 's/.*: //' | paste -sd'|')"
 
 rc=0
 "$VM_RUN" --bogus-option >/dev/null 2>&1 || rc=$?

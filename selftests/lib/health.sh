@@ -82,3 +82,35 @@ health_first_report() {
 			exit
 	}' "$@"
 }
+
+# kmemleak_programs REPORT LOG: for each object of a kmemleak REPORT, the
+# test program that was running when it was allocated, from the jiffies
+# the report gives and the marks "kvod-selftests: NAME starts at jiffies
+# N" that selftests/run_guest.sh writes to the kernel LOG: one line per
+# object, "unreferenced object 0x... (size N), comm "C": during NAME"
+# ("before the first program" for an older one).
+kmemleak_programs() {
+	awk '
+	FNR == NR {
+		if (match($0, /kvod-selftests: .* starts at jiffies [0-9]+$/)) {
+			s = substr($0, RSTART + 16)
+			n = split(s, w, " ")
+			mark[++nmarks] = w[n]
+			name[nmarks] = substr(s, 1, index(s, " starts at jiffies") - 1)
+		}
+		next
+	}
+	/^unreferenced object 0x/ { obj = $0; sub(/:$/, "", obj); next }
+	obj != "" && /^ *comm ".*", pid [0-9]+, jiffies [0-9]+/ {
+		j = $NF
+		comm = $0
+		sub(/^ *comm /, "", comm)
+		sub(/, pid.*/, "", comm)
+		during = "before the first program"
+		for (i = 1; i <= nmarks; i++)
+			if (mark[i] + 0 <= j + 0)
+				during = "during " name[i]
+		print obj ", comm " comm ": " during
+		obj = ""
+	}' "$2" "$1"
+}
