@@ -113,7 +113,7 @@ wait_bounded() {
 			wait "${left[@]}" 2>/dev/null
 			return 1
 		fi
-		sleep 0.2
+		sleep_nofork 0.2
 	done
 	wait "$@"
 	return 0

@@ -370,6 +370,6 @@ race_rmmod() {
 			echo "$err" >&2
 			return "$rc"
 		fi
-		sleep 0.1
+		sleep_nofork 0.1
 	done
 }

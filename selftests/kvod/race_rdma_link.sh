@@ -82,7 +82,7 @@ relink() {
 			[ -s "$RACE_TMP/rdma.err" ] &&
 				ktap_print_msg "$(sort "$RACE_TMP/rdma.err" | uniq -c)"
 		fi
-		sleep 0.1
+		sleep_nofork 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		ktap_print_msg "rdma link del: no answer in 60 s"

@@ -53,7 +53,7 @@ readers_gone() {
 	failed=0
 	for p in "${pids[@]}"; do
 		while kill -0 "$p" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
-			sleep 0.2
+			sleep_nofork 0.2
 		done
 		kill "$p" 2>/dev/null
 		wait "$p" || failed=$((failed + 1))
@@ -73,7 +73,7 @@ bounded() {
 	pid=$!
 	deadline=$((SECONDS + limit))
 	while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
-		sleep 0.2
+		sleep_nofork 0.2
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		ktap_print_msg "$* still running after $limit s, waiting in:" \

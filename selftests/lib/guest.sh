@@ -18,6 +18,16 @@ kvod_require_guest() {
 	exit 4
 }
 
+# sleep_nofork SECONDS: sleep without starting a process. A process
+# costs seconds of CPU on the debug kernel, so a loop polling every 0.1 s
+# with sleep(1) spent its time starting sleeps, slowed what it waited
+# for, and polled every few seconds. read(1)'s timeout on a pipe nobody
+# writes (this shell holds both ends) does the sleeping instead.
+exec {SLEEP_FD}<> <(:)
+sleep_nofork() {
+	read -r -t "$1" -u "$SLEEP_FD" _ || :
+}
+
 # kmsg_mark TEXT: write "kvod-selftests: TEXT" to the kernel log, so that
 # the guest's console timestamps a test's steps next to the kernel's own
 # lines (how long an rmmod took, and what the kernel did meanwhile).

@@ -198,7 +198,7 @@ wait_for() {
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			return 1
 		fi
-		sleep 0.1
+		sleep_nofork 0.1
 	done
 }
 
@@ -213,7 +213,7 @@ wait_test() {
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			return 1
 		fi
-		sleep 0.1
+		sleep_nofork 0.1
 	done
 }
 

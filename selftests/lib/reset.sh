@@ -57,7 +57,7 @@ modules_reset() {
 				refs=0
 				read -r refs 2>/dev/null <"/sys/module/$m/refcnt"
 				[ "$refs" != 0 ] || break
-				sleep 0.2
+				sleep_nofork 0.2
 			done
 			[ -d "/sys/module/$m" ] || continue
 			if rmmod "$m" 2>/dev/null; then

@@ -53,7 +53,7 @@ rxe_wait_active() {
 	for _ in $(seq 50); do
 		rdma link show "$RXE_DEV/1" 2>/dev/null | grep -q 'state ACTIVE' &&
 			return 0
-		sleep 0.1
+		sleep_nofork 0.1
 	done
 	return 1
 }
