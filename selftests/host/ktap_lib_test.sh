@@ -21,7 +21,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 27
+ktap_plan 28
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -75,11 +75,20 @@ check_eq "wait_test polls its command again" "ok rc=0" \
 	"$(child 'f=$(mktemp); echo 0 >$f; n() { echo $(($(cat $f) + 1)) >$f; cat $f; }; wait_test 5 = 3 n && echo ok; rm -f $f')"
 check_eq "wait_test gives up after its time" "timeout rc=0" \
 	"$(child 'wait_test 1 = 1 echo 0 || echo timeout')"
-# sleep_nofork sleeps its time with no program to run: with PATH empty
-# sleep(1) could not be found, and under set -e its timeout is no error.
+# sleep_nofork makes its FIFO once, then sleeps with no program to run:
+# with PATH empty sleep(1) could not be found; under set -e its timeout
+# is no error. The child's TMPDIR is a fresh directory.
 # shellcheck disable=SC2016 # expanded by the child
 check_eq "sleep_nofork sleeps 0.3 s and starts no process" "slept rc=0" \
-	"$(child 'set -e; t=$EPOCHREALTIME; PATH= sleep_nofork 0.3; d=$(( (${EPOCHREALTIME/./} - ${t/./}) / 1000 )); [ $d -ge 300 ] && [ $d -lt 1000 ] && echo slept')"
+	"$(child 'set -e; TMPDIR=$(mktemp -d); sleep_nofork 0; t=$EPOCHREALTIME; PATH= sleep_nofork 0.3; d=$(( (${EPOCHREALTIME/./} - ${t/./}) / 1000 )); [ -p "$TMPDIR/kvod-sleep-$UID.fifo" ] && [ $d -ge 300 ] && [ $d -lt 1000 ] && echo slept; rm -r "$TMPDIR"')"
+# ... and keeps no descriptor open, which every program a test starts
+# would inherit: after a sleep the shell has the descriptors a shell
+# without the library has here (255 is bash's own, for some shells).
+# shellcheck disable=SC2016 # expanded by the shells
+fds='fds=(); cd /proc/$$/fd && for f in *; do [ "$f" = 255 ] || fds+=("$f"); done; echo "${fds[*]}"'
+check_eq "sleep_nofork leaves no descriptor open" \
+	"$(env -u KVOD_IN_GUEST bash -c "$fds" 2>&1) rc=0" \
+	"$(child "sleep_nofork 0.1; $fds")"
 
 # proc_where: a sleeping task's name, state, system call and kernel stack
 # (reading them needs root, which the guest and CI are); an ended one is

@@ -21,11 +21,18 @@ kvod_require_guest() {
 # sleep_nofork SECONDS: sleep without starting a process. A process
 # costs seconds of CPU on the debug kernel, so a loop polling every 0.1 s
 # with sleep(1) spent its time starting sleeps, slowed what it waited
-# for, and polled every few seconds. read(1)'s timeout on a pipe nobody
-# writes (this shell holds both ends) does the sleeping instead.
-exec {SLEEP_FD}<> <(:)
+# for, and polled every few seconds. read(1)'s timeout on a FIFO that
+# nobody writes does the sleeping instead. The FIFO is opened for each
+# read, not once: a descriptor kept open would be inherited by every
+# program a test starts. mkfifo(1) runs once, where there is no FIFO yet.
 sleep_nofork() {
-	read -r -t "$1" -u "$SLEEP_FD" _ || :
+	local fifo=${TMPDIR:-/tmp}/kvod-sleep-$UID.fifo
+
+	if [ -p "$fifo" ] || mkfifo "$fifo" 2>/dev/null || [ -p "$fifo" ]; then
+		read -r -t "$1" _ <>"$fifo" || :
+	else
+		sleep "$1"
+	fi
 }
 
 # kmsg_mark TEXT: write "kvod-selftests: TEXT" to the kernel log, so that
