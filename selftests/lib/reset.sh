@@ -8,6 +8,9 @@
 # a tsock program's namespaces keep their qdiscs, which hold sch_tsock,
 # so the next tsock program could not load it.
 
+# shellcheck source=selftests/lib/guest.sh
+. "$(dirname "${BASH_SOURCE[0]}")/guest.sh"	# sleep_nofork
+
 # lo_qdisc: the kind of lo's root qdisc (noqueue at boot).
 lo_qdisc() {
 	tc qdisc show dev lo root 2>/dev/null | awk 'NR == 1 { print $2 }'

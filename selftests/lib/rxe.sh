@@ -26,6 +26,9 @@
 # added, and lo's MAC is all zeros: lo_mac_set gives lo a MAC first (for
 # the rest of the guest's life; a zero MAC cannot be set back).
 
+# shellcheck source=selftests/lib/guest.sh
+. "$(dirname "${BASH_SOURCE[0]}")/guest.sh"	# sleep_nofork
+
 RDMA_TRANSPORT=${KVOD_RDMA_TRANSPORT:-rxe}
 RXE_DEV=${RXE_DEV:-kvod_${RDMA_TRANSPORT}0}
 RXE_PEER=kvodr1
