@@ -73,24 +73,26 @@ before_test() {
 	[ -z "$left" ] || echo "# runner: tracing as left before $1: $left; reset"
 	left=$(lo_reset)
 	[ -z "$left" ] || echo "# runner: lo had a $left qdisc before $1; removed"
-	if [ -w "$KMEMLEAK" ]; then
-		kmsg_mark "$1 starts at jiffies $(kernel_jiffies)"
+	if [ -w "$KMEMLEAK" ] && kernel_jiffies; then
+		kmsg_mark "$1 starts at jiffies $JIFFIES"
 	else
 		kmsg_mark "$1 starts"
 	fi
 }
 
-# kernel_jiffies: the kernel's jiffies now, from /proc/timer_list
-# (builtins only: a process costs seconds on the debug kernel).
+# kernel_jiffies: set JIFFIES to the kernel's jiffies now, from the first
+# "jiffies:" line of /proc/timer_list; fails if there is none (builtins
+# only: a process costs seconds on the debug kernel).
 kernel_jiffies() {
 	local key value
 
 	while read -r key value; do
-		if [ "$key" = jiffies: ]; then
-			echo "$value"
-			return
+		if [ "$key" = jiffies: ] && [[ $value =~ ^[0-9]+$ ]]; then
+			JIFFIES=$value
+			return 0
 		fi
 	done </proc/timer_list
+	return 1
 }
 
 # After each program, look at what the kernel said during it: a line of
