@@ -65,7 +65,7 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 22))
+ktap_plan $((${#BAD[@]} + 23))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
@@ -150,6 +150,9 @@ printf '%s\n' "$CLEAN" >"$TMP/console"
 check_eq "without marks, every object is from before the first program" \
 	'before the first program|before the first program|before the first program' \
 	"$(kmemleak_programs "$TMP/kmemleak" "$TMP/console" | sed 's/.*: //' | paste -sd'|')"
+: >"$TMP/console"
+check_eq "with an empty kernel log too" 3 \
+	"$(kmemleak_programs "$TMP/kmemleak" "$TMP/console" | grep -c ': before the first program$')"
 
 rc=0
 "$VM_RUN" --bogus-option >/dev/null 2>&1 || rc=$?

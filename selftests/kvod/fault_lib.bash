@@ -160,7 +160,7 @@ leak_check() {
 		return
 	fi
 	touch "$RACE_TMP/leaks.before"
-	ours=$(awk 'FNR == NR { old[$0] = 1; next }
+	ours=$(awk 'FILENAME == ARGV[1] { old[$0] = 1; next }
 		    /^unreferenced object/ { if (blk ~ /kvod/) print blk
 					     blk = ""; skip = ($0 in old) }
 		    !skip { blk = blk $0 "\n" }

@@ -91,7 +91,7 @@ health_first_report() {
 # ("before the first program" for an older one).
 kmemleak_programs() {
 	awk '
-	FNR == NR {
+	FILENAME == ARGV[1] {
 		if (match($0, /kvod-selftests: .* starts at jiffies [0-9]+$/)) {
 			s = substr($0, RSTART + 16)
 			n = split(s, w, " ")
