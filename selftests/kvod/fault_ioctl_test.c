@@ -226,9 +226,9 @@ static int state_clear(int dev)
 }
 
 /*
- * The whole of kmemleak's report, or NULL. Reports are never cleared (the
- * runner counts them after every program), so main() keeps the report
- * from before the tests and only reports not in it count.
+ * The whole of kmemleak's report, or NULL. Reports are never cleared
+ * (tools/vm-run's scans after the last program see them again), so main()
+ * keeps the report from before the tests and only reports not in it count.
  */
 static char *leaks_before;
 

@@ -17,8 +17,8 @@
 #				that injected nothing tested nothing)
 #	leak_mark, leak_check	kmemleak: note what is reported so far; fail
 #				if a report not noted goes through kvod (the
-#				reports are never cleared: run_guest.sh counts
-#				them after every program)
+#				reports are never cleared: tools/vm-run's
+#				scans after the last program see them again)
 #
 # Every injected failure is silent (verbose 0): a dump would read as a
 # warning in the guest's log. Allocation-failure warnings that the kernel
