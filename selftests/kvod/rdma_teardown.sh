@@ -68,17 +68,29 @@ readers_gone() {
 T=/sys/kernel/tracing
 SYSCALLS=$T/events/syscalls
 # syscall_trace 0|1: the delete_module tracepoints off or on (on: from
-# an empty buffer).
+# an empty buffer, on the mono clock, which one CPU's entry and another's
+# return share; off: the clock as it was).
+TRACE_CLOCK=local
 syscall_trace() {
-	local e
+	local e rc=0 w
 
 	[ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
 	echo 0 >"$T/tracing_on"
-	[ "$1" = 0 ] || : >"$T/trace"
+	if [ "$1" = 1 ]; then
+		read -r -a w <"$T/trace_clock"
+		for e in "${w[@]}"; do
+			[[ $e != \[*\] ]] || TRACE_CLOCK=${e:1:-1}
+		done
+		echo mono >"$T/trace_clock" || rc=1
+		: >"$T/trace"
+	else
+		echo "$TRACE_CLOCK" >"$T/trace_clock"
+	fi
 	for e in sys_enter_delete_module sys_exit_delete_module; do
-		echo "$1" >"$SYSCALLS/$e/enable" || return 1
+		echo "$1" >"$SYSCALLS/$e/enable" || rc=1
 	done
 	echo 1 >"$T/tracing_on"
+	return "$rc"
 }
 # syscall_ms: milliseconds from the traced entry of delete_module to its
 # return; nothing if either is missing.
