@@ -47,12 +47,14 @@ check_eq "reverse order: in departure order" 1 "$(val in_order)"
 check_eq "reverse order: no flow left counted once drained" 0 "$(qstat flows)"
 
 # The flows gauge counts while packets wait: 2 flows, the first packet
-# 1.5 s ahead. One look at the gauge (tc in the namespace) takes long on
-# the debug kernel, where 1.5 s was seen to pass unseen: the lead grows
-# with KVOD_TIMEOUT_SCALE, the horizon with it, and is 2 s again after.
-lead=$(time_limit 1500)
+# 1.5 s ahead. One look at the gauge (tc in the namespace, several
+# processes) takes seconds on the debug kernel, where 1.5 s and then 6 s
+# passed unseen: the lead grows with the square of KVOD_TIMEOUT_SCALE
+# (24 s at 4), the horizon and the receiver's idle limit with it, and
+# the horizon is 2 s again after.
+lead=$(($(time_limit 1500) * ${KVOD_TIMEOUT_SCALE:-1}))
 qd change root tsock horizon "$((lead + 1000))ms"
-stream "-n 10 -t 6000" -m batch -r 50 -n 10 -F 2 -D "$lead" &
+stream "-n 10 -t $((6000 + lead))" -m batch -r 50 -n 10 -F 2 -D "$lead" &
 spid=$!
 held=no
 wait_test "$(time_limit 30)" = 2 qstat flows && held=yes
