@@ -26,27 +26,11 @@
 #include <net/sock.h>
 
 #include "http.h"
+#include "http_proto.h"
 
 /* Fragments and bytes per sendmsg(); the TCP send buffer usually binds first. */
 #define HTTP_SEND_SEGS		16
 #define HTTP_SEND_BYTES		(4U << 20)
-
-static const char *reason(u16 status)
-{
-	switch (status) {
-	case 200: return "OK";
-	case 206: return "Partial Content";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 416: return "Range Not Satisfiable";
-	case 431: return "Request Header Fields Too Large";
-	case 503: return "Service Unavailable";
-	case 505: return "HTTP Version Not Supported";
-	default: return "Internal Server Error";
-	}
-}
 
 static enum kvod_listener_counter status_counter(u16 status)
 {
@@ -62,27 +46,6 @@ static enum kvod_listener_counter status_counter(u16 status)
 	case 503: return KVOD_LC_HTTP_503;
 	default: return KVOD_LC_HTTP_505;
 	}
-}
-
-static const char *content_type(const char *name)
-{
-	static const struct {
-		const char *ext;
-		const char *type;
-	} types[] = {
-		{ ".ts", "video/mp2t" },
-		{ ".mp4", "video/mp4" },
-		{ ".mkv", "video/x-matroska" },
-		{ ".webm", "video/webm" },
-	};
-	const char *dot = strrchr(name, '.');
-	size_t i;
-
-	for (i = 0; dot && i < ARRAY_SIZE(types); i++) {
-		if (!strcasecmp(dot, types[i].ext))
-			return types[i].type;
-	}
-	return "application/octet-stream";
 }
 
 static __printf(2, 3) void hdr_add(struct http_tx *tx, const char *fmt, ...)
@@ -104,7 +67,7 @@ static void hdr_start(struct http_conn *conn, u16 status, bool close)
 	tx->status = status;
 	tx->close = close;
 	hdr_add(tx, "HTTP/1.1 %u %s\r\nServer: kvod\r\n", status,
-		reason(status));
+		kvod_http_reason(status));
 	kvod_lc_inc(kvod_http_listener(conn), status_counter(status));
 }
 
@@ -123,7 +86,7 @@ static void respond_error(struct http_conn *conn, u16 status, bool head,
 			  bool http10, bool close)
 {
 	struct http_tx *tx = &conn->tx;
-	const char *why = reason(status);
+	const char *why = kvod_http_reason(status);
 
 	hdr_start(conn, status, close);
 	if (status == 405)
@@ -143,32 +106,6 @@ static void respond_error(struct http_conn *conn, u16 status, bool head,
 void kvod_http_respond_error(struct http_conn *conn, u16 status)
 {
 	respond_error(conn, status, false, false, true);
-}
-
-/*
- * Turn @req's range into [*first, *last] of @length bytes.
- * Return: 200 (whole movie), 206, or 416.
- */
-static u16 resolve_range(const struct http_request *req, u64 length,
-			 u64 *first, u64 *last)
-{
-	*first = 0;
-	*last = length - 1;
-	switch (req->range) {
-	case HTTP_RANGE_FROM:
-		if (req->first >= length)
-			return 416;
-		*first = req->first;
-		*last = min(req->last, length - 1);
-		return 206;
-	case HTTP_RANGE_SUFFIX:
-		if (!req->first)
-			return 416;
-		*first = length - min(req->first, length);
-		return 206;
-	default:
-		return 200;
-	}
 }
 
 /*
@@ -197,7 +134,7 @@ static void respond_live(struct http_conn *conn,
 	hdr_start(conn, 200, req->close || req->http10);
 	hdr_add(tx, "Content-Type: %s\r\nAccept-Ranges: none\r\nCache-Control: no-store\r\n",
 		kvod_live_ts(movie->live) ? "video/mp2t" :
-		content_type(movie->name));
+		kvod_http_content_type(movie->name));
 	if (!req->http10)
 		hdr_add(tx, "Transfer-Encoding: chunked\r\n");
 	hdr_end(tx, req->http10);
@@ -238,7 +175,7 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 		return;
 	}
 
-	status = resolve_range(req, movie->length, &first, &last);
+	status = kvod_http_resolve_range(req, movie->length, &first, &last);
 	hdr_start(conn, status, req->close);
 	if (status == 416) {
 		hdr_add(tx, "Content-Range: bytes */%llu\r\nContent-Length: 0\r\n",
@@ -248,7 +185,7 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 		return;
 	}
 	hdr_add(tx, "Content-Type: %s\r\nAccept-Ranges: bytes\r\nContent-Length: %llu\r\n",
-		content_type(movie->name), last - first + 1);
+		kvod_http_content_type(movie->name), last - first + 1);
 	if (status == 206)
 		hdr_add(tx, "Content-Range: bytes %llu-%llu/%llu\r\n",
 			first, last, movie->length);

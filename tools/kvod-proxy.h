@@ -36,6 +36,7 @@
 #include "lib/kshim.h"
 #include "lib/rdma.h"
 #include "../kmod/http_parse.h"
+#include "../kmod/http_proto.h"
 
 #define PROXY_RESP_MAX	512
 

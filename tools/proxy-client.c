@@ -39,45 +39,6 @@
 /* The most recv()s one call of client_drain() makes. */
 #define DRAIN_READS	64
 
-static const char *reason(int status)
-{
-	switch (status) {
-	case 200: return "OK";
-	case 206: return "Partial Content";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 416: return "Range Not Satisfiable";
-	case 431: return "Request Header Fields Too Large";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	default: return "HTTP Version Not Supported";
-	}
-}
-
-/* As kmod/http_send.c types a movie by its name. */
-static const char *content_type(const char *name)
-{
-	static const struct {
-		const char *ext;
-		const char *type;
-	} types[] = {
-		{ ".ts", "video/mp2t" },
-		{ ".mp4", "video/mp4" },
-		{ ".mkv", "video/x-matroska" },
-		{ ".webm", "video/webm" },
-	};
-	const char *dot = strrchr(name, '.');
-	size_t i;
-
-	for (i = 0; dot && i < sizeof(types) / sizeof(types[0]); i++) {
-		if (!strcasecmp(dot, types[i].ext))
-			return types[i].type;
-	}
-	return "application/octet-stream";
-}
-
 static void __attribute__((format(printf, 2, 3)))
 head_add(struct client *cl, const char *fmt, ...)
 {
@@ -97,7 +58,7 @@ static void head_start(struct client *cl, int status)
 	cl->head_len = 0;
 	cl->head_sent = 0;
 	head_add(cl, "HTTP/1.1 %d %s\r\nServer: kvod-proxy\r\n", status,
-		 reason(status));
+		 kvod_http_reason(status));
 }
 
 static void head_end(struct client *cl, int http10)
@@ -118,7 +79,8 @@ static void respond_error(struct client *cl, int status, int head, int http10,
 
 	if (status == 400 || status == 431 || status == 505)
 		cl->close_after = 1;
-	snprintf(body, sizeof(body), "%d %s%s%s\n", status, reason(status),
+	snprintf(body, sizeof(body), "%d %s%s%s\n", status,
+		 kvod_http_reason(status),
 		 why ? ": " : "", why ? why : "");
 	head_start(cl, status);
 	if (status == 405)
@@ -128,29 +90,6 @@ static void respond_error(struct client *cl, int status, int head, int http10,
 	head_end(cl, http10);
 	if (!head)
 		head_add(cl, "%s", body);
-}
-
-/* As kmod/http_send.c: 200 (whole movie), 206, or 416. */
-static int resolve_range(const struct http_request *req, uint64_t length,
-			 uint64_t *first, uint64_t *last)
-{
-	*first = 0;
-	*last = length - 1;
-	switch (req->range) {
-	case HTTP_RANGE_FROM:
-		if (req->first >= length)
-			return 416;
-		*first = req->first;
-		*last = req->last < length - 1 ? req->last : length - 1;
-		return 206;
-	case HTTP_RANGE_SUFFIX:
-		if (!req->first)
-			return 416;
-		*first = length - (req->first < length ? req->first : length);
-		return 206;
-	default:
-		return 200;
-	}
 }
 
 /* Deregister the registered ring; no READ into it may be in flight. */
@@ -229,7 +168,7 @@ static void answer(struct client *cl, const struct http_request *req,
 	int status;
 
 	size = m->c.movie_size;
-	status = resolve_range(req, size, &first, &last);
+	status = kvod_http_resolve_range(req, size, &first, &last);
 	if (status != 416 && !head && ring_register(cl, m)) {
 		cl->close_after = 1;
 		respond_error(cl, 503, head, req->http10,
@@ -245,7 +184,8 @@ static void answer(struct client *cl, const struct http_request *req,
 	}
 
 	head_add(cl, "Content-Type: %s\r\nAccept-Ranges: bytes\r\nContent-Length: %llu\r\n",
-		 content_type(m->name), (unsigned long long)(last - first + 1));
+		 kvod_http_content_type(m->name),
+		 (unsigned long long)(last - first + 1));
 	if (status == 206)
 		head_add(cl, "Content-Range: bytes %llu-%llu/%llu\r\n",
 			 (unsigned long long)first, (unsigned long long)last,
