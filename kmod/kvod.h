@@ -179,6 +179,8 @@ struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 void kvod_movie_put(struct kvod_movie *movie);
 const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
 					  u64 offset);
+const struct kvod_chunk *kvod_movie_next_chunk(const struct kvod_movie *movie,
+					       const struct kvod_chunk *c);
 size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
 			struct bio_vec *bv, unsigned int max, unsigned int *nr);
 u64 kvod_resident_bytes(void);

@@ -324,6 +324,22 @@ const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
 }
 
 /**
+ * kvod_movie_next_chunk() - the chunk after one, in movie order
+ * @movie: a movie the caller holds a reference on
+ * @c: one of @movie's chunks
+ *
+ * A walk over movie bytes finds its first chunk with kvod_movie_chunk()
+ * and steps with this, instead of searching again for every chunk.
+ *
+ * Return: the next chunk, or NULL after the last.
+ */
+const struct kvod_chunk *kvod_movie_next_chunk(const struct kvod_movie *movie,
+					       const struct kvod_chunk *c)
+{
+	return ++c < movie->chunks + movie->nr_chunks ? c : NULL;
+}
+
+/**
  * kvod_movie_bvecs() - describe movie bytes for a socket
  * @movie: a movie the caller holds a reference on
  * @off: first byte, below movie->length
@@ -340,11 +356,10 @@ size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
 			struct bio_vec *bv, unsigned int max, unsigned int *nr)
 {
 	const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
-	const struct kvod_chunk *last = movie->chunks + movie->nr_chunks;
 	size_t total = 0;
 	unsigned int n = 0;
 
-	for (; c && c < last && n < max && total < len; c++) {
+	for (; c && n < max && total < len; c = kvod_movie_next_chunk(movie, c)) {
 		u64 in = off + total - c->offset;
 		size_t seg = min_t(u64, c->len - in, len - total);
 

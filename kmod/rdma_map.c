@@ -86,7 +86,7 @@ static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
 		while (n < max_pages && c && chunk_is_huge(c, end)) {
 			end += c->len;
 			n++;
-			c = kvod_movie_chunk(movie, end);
+			c = kvod_movie_next_chunk(movie, c);
 		}
 		return end - off;
 	}
@@ -101,7 +101,8 @@ static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
 			     (u64)(max_pages - n) << PAGE_SHIFT);
 		end += take;
 		n += DIV_ROUND_UP(take, PAGE_SIZE);
-		c = kvod_movie_chunk(movie, end);
+		if (end == c->offset + c->len)
+			c = kvod_movie_next_chunk(movie, c);
 	}
 	return end - off;
 }
@@ -132,30 +133,28 @@ static u32 plan_movie(const struct kvod_movie *movie, bool huge,
 static int seg_fill_sg(struct kvod_rdma_mseg *seg,
 		       const struct kvod_movie *movie, size_t *bytes)
 {
-	struct scatterlist *sg;
+	const struct kvod_chunk *first = kvod_movie_chunk(movie, seg->offset);
+	const struct kvod_chunk *c;
 	u64 off = seg->offset, end = seg->offset + seg->length;
+	struct scatterlist *sg;
 	unsigned int n = 0;
 	int ret;
 
-	while (off < end) {
-		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
-
-		off = min(c->offset + c->len, end);
+	for (c = first; c && c->offset < end; c = kvod_movie_next_chunk(movie, c))
 		n++;
-	}
 	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
 	if (ret)
 		return ret;
 	*bytes += n * sizeof(*sg);
 
-	off = seg->offset;
+	c = first;
 	for_each_sg(seg->sgt.sgl, sg, n, ret) {
-		const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
 		u64 in = off - c->offset;
 		u64 len = min(c->offset + c->len, end) - off;
 
 		sg_set_page(sg, nth_page(c->page, in >> PAGE_SHIFT), len, 0);
 		off += len;
+		c = kvod_movie_next_chunk(movie, c);
 	}
 	return 0;
 }
