@@ -79,6 +79,9 @@ struct kvod_chunk {
  * @live: a live channel's ring (live.c), NULL for a movie; immutable. A
  *	channel's @chunks and @length, if it has any, are its RDMA mirror
  *	(KVOD_LIVE_RDMA), which rdma_conn.c registers like a movie.
+ * @release: frees what the movie's creator attached to it (a live
+ *	channel's ring), NULL if nothing; called by the last put, before
+ *	@chunks are freed. Set once, before the movie is published.
  */
 struct kvod_movie {
 	struct kref ref;
@@ -94,6 +97,7 @@ struct kvod_movie {
 	atomic64_t bytes_served;
 	bool unlisted;
 	struct kvod_live *live;
+	void (*release)(struct kvod_movie *movie);
 };
 
 struct kvod_listener;
@@ -225,7 +229,6 @@ struct kvod_live_watcher {
 /* live.c */
 struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 				    u64 cap);
-void kvod_live_free(struct kvod_live *ch);
 void kvod_live_end(struct kvod_live *ch);
 struct file *kvod_live_feed(struct kvod_movie *movie);
 void kvod_live_fill_info(struct kvod_live *ch, struct kvod_movie_info *info);

@@ -45,11 +45,11 @@
  * (<linux/kvod_rdma.h>). One copy per chunk, whatever the clients.
  *
  * Lifetimes: the ring belongs to its movie and is freed by the movie's
- * last kvod_movie_put() (kvod_live_free()). The feed file holds a
+ * last kvod_movie_put() (live_release()). The feed file holds a
  * reference on the movie from KVOD_IOC_LIVE_FEED until it is released;
  * every reader holds one through kvod_movie_open(). DEL ends the channel
  * (kvod_live_end()): readers finish their response, the writer gets EPIPE.
- * The writer and DEL queue @fanout without a reference: kvod_live_free()
+ * The writer and DEL queue @fanout without a reference: live_release()
  * cancels it, or waits for its run to end, before the ring goes.
  *
  * Watchers. Every follower (an HTTP response, a push, an RDMA connection
@@ -359,6 +359,28 @@ static int create_check(const struct kvod_live_create *req)
 	return 0;
 }
 
+/*
+ * The movie's @release: free the ring, maybe half-built; nobody else holds
+ * the movie any more.
+ */
+static void live_release(struct kvod_movie *movie)
+{
+	struct kvod_live *ch = movie->live;
+	u32 i;
+
+	/* Queued by the writer or DEL; with no watcher left it tells nobody. */
+	cancel_work_sync(&ch->fanout);
+	for (i = 0; i < ch->nr_chunks; i++) {
+		if (ch->slots[i].page)
+			__free_pages(ch->slots[i].page, ch->order);
+		cond_resched();
+	}
+	mutex_destroy(&ch->wlock);
+	mutex_destroy(&ch->plock);
+	mutex_destroy(&ch->watch_lock);
+	kvfree(ch);
+}
+
 /**
  * kvod_live_create() - make a live channel, ring allocated and resident
  * @req: the request (checked here, but for the name's uniqueness)
@@ -398,6 +420,7 @@ struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 	ch->chunk_size = req->chunk_size;
 	ch->order = get_order(req->chunk_size);
 	movie->live = ch;
+	movie->release = live_release;
 
 	for (i = 0; i < ch->nr_chunks; i++) {
 		ch->slots[i].seq = KVOD_LIVE_SEQ_NONE;
@@ -418,27 +441,6 @@ struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 err_put:
 	kvod_movie_put(movie);
 	return ERR_PTR(ret);
-}
-
-/**
- * kvod_live_free() - free a ring, from the movie's release
- * @ch: the ring, maybe half-built; nobody else holds the movie any more
- */
-void kvod_live_free(struct kvod_live *ch)
-{
-	u32 i;
-
-	/* Queued by the writer or DEL; with no watcher left it tells nobody. */
-	cancel_work_sync(&ch->fanout);
-	for (i = 0; i < ch->nr_chunks; i++) {
-		if (ch->slots[i].page)
-			__free_pages(ch->slots[i].page, ch->order);
-		cond_resched();
-	}
-	mutex_destroy(&ch->wlock);
-	mutex_destroy(&ch->plock);
-	mutex_destroy(&ch->watch_lock);
-	kvfree(ch);
 }
 
 /**

@@ -194,9 +194,9 @@ static int chunk_read(struct file *file, struct kvod_chunk *c, loff_t *pos)
  * @bitrate: nominal bits/s
  * @cap: resident-bytes cap to reserve against
  *
- * The caller fills in the memory (movie chunks, or the live ring); on
- * failure it just drops the reference: the release handles a half-built
- * movie and returns the reservation.
+ * The caller fills in the memory (movie chunks, or the live ring and its
+ * @release); on failure it just drops the reference: the release handles
+ * a half-built movie and returns the reservation.
  *
  * Return: a movie with one reference, or an ERR_PTR.
  */
@@ -270,8 +270,8 @@ static void movie_release(struct kref *ref)
 
 	pr_debug("movie %s: freeing %llu bytes\n", movie->name,
 		 movie->resident);
-	if (movie->live)
-		kvod_live_free(movie->live);
+	if (movie->release)
+		movie->release(movie);
 	movie_free_chunks(movie);
 	resident_release(movie->resident);
 	if (movie->unlisted)
