@@ -278,7 +278,6 @@ void kvod_rdma_stats(struct kvod_stats *st);
 /* push.c */
 int kvod_push_init(void);
 void kvod_push_exit(void);
-void kvod_push_net_exit(struct net *net);
 int kvod_push_start(struct kvod_push_start *req);
 int kvod_push_stop(u32 id);
 int kvod_push_list(struct kvod_push_info **infos, u32 *nr);

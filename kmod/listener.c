@@ -334,11 +334,10 @@ static void listeners_stop(struct net *net)
 		listener_stop(l);
 }
 
-/* A namespace is going: its listeners stop, then its pushes (push.c). */
+/* A namespace is going: its listeners stop (its pushes stop in push.c). */
 static void __net_exit kvod_net_pre_exit(struct net *net)
 {
 	listeners_stop(net);
-	kvod_push_net_exit(net);
 }
 
 static struct pernet_operations kvod_net_ops = {

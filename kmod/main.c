@@ -6,10 +6,11 @@
  * reverse: the test knobs in debugfs first (debugfs.c), then the catalog
  * (everything else serves movies from it), the protocols' global state
  * (RDMA's device client and workqueue), the pushes (which hold movies),
- * then the listeners (which hold movies while they serve, and whose
- * pernet hook stops a dying namespace's pushes too, so it exists only
- * while the pushes' workqueue does), the control device last (nothing
- * can be configured before the rest exists). At exit the device goes
+ * then the listeners (which hold movies while they serve), the control
+ * device last (nothing can be configured before the rest exists). The
+ * pushes and the listeners each stop a dying namespace's own with a
+ * pernet hook; pre_exit hooks run in reverse order of registration, so
+ * a namespace's listeners stop before its pushes. At exit the device goes
  * first, so no new listener or push can appear while they are torn down,
  * then the catalog, once no reader is left, and the knobs last.
  */
@@ -57,7 +58,6 @@ err_debugfs:
 static void __exit kvod_exit(void)
 {
 	kvod_dev_exit();
-	/* Unregisters the pernet hook, which also stops pushes. */
 	kvod_listeners_exit();
 	kvod_push_exit();	/* pushes hold movies: before the catalog */
 	kvod_rdma_exit();

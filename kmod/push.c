@@ -60,8 +60,8 @@
  * DEL of the channel ends the push. The watcher comes off before the
  * work item is cancelled, so nothing queues it again afterwards.
  * The socket does not hold its namespace (kernel sockets do not); the
- * listeners' pernet pre_exit hook (listener.c) stops the namespace's
- * pushes, after its listeners, while it is intact.
+ * pushes' pernet pre_exit hook stops the namespace's pushes, after its
+ * listeners, while it is intact.
  *
  * The ioctl path takes kvod_push_lock only to link, find, list and
  * unlink; the work item takes it at the end only, to check that it is
@@ -861,17 +861,13 @@ static bool push_ending(struct net *net, unsigned long *gen)
 	return found;
 }
 
-/**
- * kvod_push_net_exit() - a namespace is going: stop its pushes
- * @net: the namespace
- *
- * Called from the listeners' pernet pre_exit (listener.c), before the
- * namespace's UDP state goes: stops its pushes, and waits for those that
- * ended by themselves to release their sockets. main.c registers the hook
- * after kvod_push_init() and unregisters it before kvod_push_exit(), so
- * this never runs concurrently with module exit's own stop.
+/*
+ * A namespace is going: stop its pushes, and wait for those that ended by
+ * themselves to release their sockets, before its UDP state goes. The hook
+ * exists from kvod_push_init() to kvod_push_exit(), so the workqueue does
+ * too, and module exit's own stop comes after its unregistration.
  */
-void kvod_push_net_exit(struct net *net)
+static void __net_exit push_net_pre_exit(struct net *net)
 {
 	unsigned long gen;
 
@@ -882,10 +878,21 @@ void kvod_push_net_exit(struct net *net)
 	pr_debug("netns %u: pushes released\n", net->ns.inum);
 }
 
+static struct pernet_operations push_net_ops = {
+	.pre_exit = push_net_pre_exit,
+};
+
 int kvod_push_init(void)
 {
+	int ret;
+
 	kvod_push_wq = alloc_workqueue("kvod_push", WQ_UNBOUND, 0);
-	return kvod_push_wq ? 0 : -ENOMEM;
+	if (!kvod_push_wq)
+		return -ENOMEM;
+	ret = register_pernet_subsys(&push_net_ops);
+	if (ret)
+		destroy_workqueue(kvod_push_wq);
+	return ret;
 }
 
 /*
@@ -895,6 +902,7 @@ int kvod_push_init(void)
  */
 void kvod_push_exit(void)
 {
+	unregister_pernet_subsys(&push_net_ops);
 	push_stop_all(NULL);
 	destroy_workqueue(kvod_push_wq);
 }
