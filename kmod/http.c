@@ -911,7 +911,13 @@ static const struct kvod_proto_ops http_ops = {
 	.stop	= http_stop,
 };
 
-const struct kvod_proto_ops *kvod_http_ops(void)
+void kvod_http_init(void)
 {
-	return &http_ops;
+	kvod_proto_register(&http_ops);
+}
+
+/* After every listener is stopped. */
+void kvod_http_exit(void)
+{
+	kvod_proto_unregister(&http_ops);
 }

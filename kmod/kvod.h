@@ -256,6 +256,8 @@ void kvod_movie_close(struct kvod_movie *movie);
 /* listener.c */
 int kvod_listeners_init(void);
 void kvod_listeners_exit(void);
+void kvod_proto_register(const struct kvod_proto_ops *ops);
+void kvod_proto_unregister(const struct kvod_proto_ops *ops);
 int kvod_listener_add(u32 proto, const struct kvod_sockaddr *ua);
 int kvod_listener_del(u32 proto, const struct kvod_sockaddr *ua);
 int kvod_listener_list(struct kvod_listener_info **infos, u32 *nr);
@@ -265,10 +267,10 @@ bool kvod_peer_add(struct hlist_head *peers, struct kvod_peer *peer,
 		   unsigned int max);
 
 /* http.c */
-const struct kvod_proto_ops *kvod_http_ops(void);
+void kvod_http_init(void);
+void kvod_http_exit(void);
 
 /* rdma.c */
-const struct kvod_proto_ops *kvod_rdma_ops(void);
 int kvod_rdma_init(void);
 void kvod_rdma_exit(void);
 

@@ -3,7 +3,7 @@
  * Listeners: where kvod accepts clients, per protocol and network namespace.
  *
  * This file owns the list of listeners and their generic state (address,
- * namespace, counters); each protocol (http.c, rdma.c) supplies a
+ * namespace, counters); each protocol (http.c, rdma.c) registers a
  * struct kvod_proto_ops to start and stop its own half.
  *
  * Lifetime: a listener is created by LISTEN and lives on kvod_listeners
@@ -30,6 +30,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
+#include <linux/nospec.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <net/ipv6.h>
@@ -38,6 +39,8 @@
 #include "kvod.h"
 
 static LIST_HEAD(kvod_listeners);	/* under kvod_listen_lock */
+/* By KVOD_PROTO_*: see kvod_proto_register(). */
+static const struct kvod_proto_ops *kvod_protos[KVOD_PROTO_RDMA + 1];
 static DEFINE_MUTEX(kvod_listen_lock);
 static u32 kvod_nr_listeners;		/* under kvod_listen_lock */
 
@@ -96,16 +99,38 @@ bool kvod_peer_add(struct hlist_head *peers, struct kvod_peer *peer,
 	return true;
 }
 
+/**
+ * kvod_proto_register() - offer a protocol to LISTEN
+ * @ops: the protocol's half of a listener, for KVOD_PROTO_* @ops->proto
+ *
+ * Protocols register at module load, before the control device exists,
+ * and unregister at exit, after it is gone and every listener has been
+ * stopped (main.c): no LISTEN runs beside either, so the table needs no
+ * lock.
+ */
+void kvod_proto_register(const struct kvod_proto_ops *ops)
+{
+	if (WARN_ON(ops->proto >= ARRAY_SIZE(kvod_protos) ||
+		    kvod_protos[ops->proto]))
+		return;
+	kvod_protos[ops->proto] = ops;
+}
+
+/**
+ * kvod_proto_unregister() - withdraw a protocol from LISTEN
+ * @ops: what kvod_proto_register() was given
+ */
+void kvod_proto_unregister(const struct kvod_proto_ops *ops)
+{
+	if (ops->proto < ARRAY_SIZE(kvod_protos))
+		kvod_protos[ops->proto] = NULL;
+}
+
 static const struct kvod_proto_ops *proto_ops(u32 proto)
 {
-	switch (proto) {
-	case KVOD_PROTO_HTTP:
-		return kvod_http_ops();
-	case KVOD_PROTO_RDMA:
-		return kvod_rdma_ops();
-	default:
+	if (proto >= ARRAY_SIZE(kvod_protos))
 		return NULL;
-	}
+	return kvod_protos[array_index_nospec(proto, ARRAY_SIZE(kvod_protos))];
 }
 
 /**

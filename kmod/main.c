@@ -4,15 +4,16 @@
  *
  * This file only brings the subsystems up in order and takes them down in
  * reverse: the test knobs in debugfs first (debugfs.c), then the catalog
- * (everything else serves movies from it), the protocols' global state
- * (RDMA's device client and workqueue), the pushes (which hold movies),
- * then the listeners (which hold movies while they serve), the control
- * device last (nothing can be configured before the rest exists). The
- * pushes and the listeners each stop a dying namespace's own with a
- * pernet hook; pre_exit hooks run in reverse order of registration, so
- * a namespace's listeners stop before its pushes. At exit the device goes
- * first, so no new listener or push can appear while they are torn down,
- * then the catalog, once no reader is left, and the knobs last.
+ * (everything else serves movies from it), the protocols, which register
+ * their listener ops (and RDMA its device client and workqueues), the
+ * pushes (which hold movies), then the listeners (which hold movies while
+ * they serve), the control device last (nothing can be configured before
+ * the rest exists). The pushes and the listeners each stop a dying
+ * namespace's own with a pernet hook; pre_exit hooks run in reverse order
+ * of registration, so a namespace's listeners stop before its pushes. At
+ * exit the device goes first, so no new listener or push can appear while
+ * they are torn down, then the catalog, once no reader is left, and the
+ * knobs last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,9 +29,10 @@ static int __init kvod_init(void)
 	ret = kvod_catalog_init();
 	if (ret)
 		goto err_debugfs;
+	kvod_http_init();
 	ret = kvod_rdma_init();
 	if (ret)
-		goto err_catalog;
+		goto err_http;
 	ret = kvod_push_init();
 	if (ret)
 		goto err_rdma;
@@ -48,7 +50,8 @@ err_push:
 	kvod_push_exit();
 err_rdma:
 	kvod_rdma_exit();
-err_catalog:
+err_http:
+	kvod_http_exit();
 	kvod_catalog_exit();
 err_debugfs:
 	kvod_debugfs_exit();
@@ -61,6 +64,7 @@ static void __exit kvod_exit(void)
 	kvod_listeners_exit();
 	kvod_push_exit();	/* pushes hold movies: before the catalog */
 	kvod_rdma_exit();
+	kvod_http_exit();
 	kvod_catalog_exit();
 	kvod_debugfs_exit();
 }

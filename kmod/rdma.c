@@ -595,11 +595,6 @@ static const struct kvod_proto_ops kvod_rdma_proto = {
 	.stop = kvod_rdma_stop,
 };
 
-const struct kvod_proto_ops *kvod_rdma_ops(void)
-{
-	return &kvod_rdma_proto;
-}
-
 int kvod_rdma_init(void)
 {
 	int ret = -ENOMEM;
@@ -614,6 +609,7 @@ int kvod_rdma_init(void)
 	ret = ib_register_client(&kvod_rdma_client);
 	if (ret)
 		goto err_setup_wq;
+	kvod_proto_register(&kvod_rdma_proto);
 	return 0;
 
 err_setup_wq:
@@ -626,6 +622,7 @@ err_wq:
 /* After every listener is stopped: no connection is left to release. */
 void kvod_rdma_exit(void)
 {
+	kvod_proto_unregister(&kvod_rdma_proto);
 	ib_unregister_client(&kvod_rdma_client);
 	destroy_workqueue(kvod_rdma_setup_wq);
 	destroy_workqueue(kvod_rdma_wq);
