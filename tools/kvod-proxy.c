@@ -46,38 +46,12 @@
  */
 #define FD_SPARE	64
 
-/* A paused listening socket is tried again after this long. */
-#define ACCEPT_RETRY_MS	1000
-
 static volatile sig_atomic_t stop;
-static int log_to_syslog;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-int64_t proxy_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-void proxy_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (log_to_syslog) {
-		vsyslog(LOG_NOTICE, fmt, ap);
-	} else {
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	}
-	va_end(ap);
 }
 
 static void usage(FILE *f)
@@ -200,8 +174,8 @@ bad:
  * raise it as far as the hard limit allows: the loop uses epoll, not
  * select(), so descriptors above 1024 are safe. If the hard limit is too
  * low, say so: the players past it wait in the listen backlog
- * (proxy_accept_pause()); unlike those past --max-clients, they get no
- * 503.
+ * (accept_pause() in proxy-client.c); unlike those past --max-clients,
+ * they get no 503.
  */
 static void fit_nofile(const struct proxy_opts *o)
 {
@@ -219,40 +193,6 @@ static void fit_nofile(const struct proxy_opts *o)
 	proxy_log("kvod-proxy: --max-clients %u needs about %llu descriptors, but RLIMIT_NOFILE is %llu: players past that wait until others leave",
 		  o->max_clients, (unsigned long long)need,
 		  (unsigned long long)rl.rlim_cur);
-}
-
-/*
- * Out of descriptors (EMFILE, ENFILE) or memory, accept4() fails and
- * leaves the player in the listen backlog, so the level-triggered
- * listening socket would end every epoll_wait() at once: a busy loop.
- * Stop watching it until a descriptor is freed: a player leaves
- * (client_close()) or a movie closes (movie_free()), or, for descriptors
- * freed elsewhere (ENFILE), ACCEPT_RETRY_MS later (tick()). The players
- * waiting meanwhile are accepted then. The other cure, a spare descriptor
- * closed to accept and answer 503, would fail players that a moment's
- * wait would serve, and under ENFILE may not get its spare back.
- */
-void proxy_accept_pause(struct proxy *p)
-{
-	if (p->accept_paused)
-		return;
-	epoll_ctl(p->epfd, EPOLL_CTL_DEL, p->lfd, NULL);
-	p->accept_paused = 1;
-	p->paused_at = proxy_now_ms();
-}
-
-void proxy_accept_resume(struct proxy *p)
-{
-	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &p->listen_ev };
-
-	if (!p->accept_paused)
-		return;
-	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->lfd, &e)) {
-		/* Out of memory too: tick() tries again. */
-		p->paused_at = proxy_now_ms();
-		return;
-	}
-	p->accept_paused = 0;
 }
 
 static int listen_on(struct proxy *p)
@@ -338,9 +278,25 @@ static int64_t tick(struct proxy *p)
 		next = cl->next;
 		client_tick(cl, now);
 	}
-	if (p->accept_paused && now - p->paused_at >= ACCEPT_RETRY_MS)
-		proxy_accept_resume(p);
+	client_accept_retry(p, now);
 	return movie_tick(p, now);
+}
+
+/* After a batch of events: free what it ended. */
+static void reap(struct proxy *p)
+{
+	while (p->reap_movies) {
+		struct pmovie *m = p->reap_movies;
+
+		p->reap_movies = m->next;
+		free(m);
+	}
+	while (p->reap_clients) {
+		struct client *cl = p->reap_clients;
+
+		p->reap_clients = cl->next;
+		free(cl);
+	}
 }
 
 /* Close the players; exit releases the RDMA resources with the process. */
@@ -348,12 +304,13 @@ static void shut_down(struct proxy *p)
 {
 	while (p->clients)
 		client_movie_lost(p->clients);
-	proxy_reap(p);
+	reap(p);
 }
 
 int main(int argc, char **argv)
 {
 	struct proxy p = {
+		.mev = &client_movie_events,
 		.o = {
 			.listen = "127.0.0.1:8554",
 			.chunk = 256 * 1024,
@@ -384,8 +341,7 @@ int main(int argc, char **argv)
 				strerror(errno));
 			return EXIT_FAIL;
 		}
-		openlog("kvod-proxy", LOG_PID, LOG_DAEMON);
-		log_to_syslog = 1;
+		proxy_log_to_syslog();
 	}
 	proxy_log("kvod-proxy: serving %s from rdma://%s:%s", p.o.listen,
 		  p.o.host, p.o.port);
@@ -408,7 +364,7 @@ int main(int argc, char **argv)
 			wake = tick(&p);
 			next_tick = proxy_now_ms() + 1000;
 		}
-		proxy_reap(&p);
+		reap(&p);
 	}
 	shut_down(&p);
 	close(p.lfd);

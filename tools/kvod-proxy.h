@@ -2,14 +2,16 @@
 /*
  * kvod-proxy: an HTTP/1.1 server on the viewer's machine that answers
  * GET and HEAD for /NAME by pulling the bytes from a kvod server with RDMA
- * READs. What its three files share:
+ * READs. What its files share, each calling only those below it:
  *
- *	kvod-proxy.c	options, the epoll loop, accept, timeouts
- *	proxy-client.c	one HTTP connection: parse (kmod/http_parse.c, the
- *			module's own parser), answer, send the body
+ *	kvod-proxy.c	options, the epoll loop, timeouts
+ *	proxy-client.c	accept, and one HTTP connection: parse
+ *			(kmod/http_parse.c, the module's own parser),
+ *			answer, send the body
  *	proxy-movie.c	one RDMA connection per open movie, shared by every
  *			player of it; its connect, READs and their
- *			completions
+ *			completions, reported up as struct movie_events
+ *	proxy-log.c	the clock and the log
  *
  * Lifetimes. The loop is one thread; nothing here is locked. A client
  * lives from accept until client_free(); once its socket is closed it
@@ -137,8 +139,33 @@ struct client {
 	struct client *room_next;
 };
 
+/**
+ * struct movie_events - what the RDMA side tells the players' side
+ * @ready: @m's connect has ended (m->dead says how): answer the players
+ *	waiting for it
+ * @lost: @m's connection failed: cut its players short, deregister the
+ *	buffers on it
+ * @slot_done: the READ of slot @s completed, @ok or not
+ * @room: completions freed room in @m's send queue: its players go on
+ * @unused: @m is dead and nobody plays it: deregister the buffers still
+ *	on it
+ * @fds_freed: a movie closed, and its descriptors are free
+ *
+ * proxy-movie.c calls lib/rdma.c below it and its users only through
+ * these, which proxy-client.c provides (client_movie_events).
+ */
+struct movie_events {
+	void (*ready)(struct pmovie *m);
+	void (*lost)(struct pmovie *m);
+	void (*slot_done)(struct pslot *s, int ok);
+	void (*room)(struct pmovie *m);
+	void (*unused)(struct pmovie *m);
+	void (*fds_freed)(struct proxy *p);
+};
+
 struct proxy {
 	struct proxy_opts o;
+	const struct movie_events *mev;
 	int epfd;
 	enum proxy_ev listen_ev;	/* PEV_LISTEN */
 	int lfd;
@@ -162,22 +189,18 @@ struct proxy {
 	unsigned long accept_errors;	/* since the last one logged */
 };
 
+/* proxy-log.c */
 int64_t proxy_now_ms(void);
 void proxy_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void proxy_accept_pause(struct proxy *p);
-void proxy_accept_resume(struct proxy *p);
+void proxy_log_to_syslog(void);
 
 /* proxy-client.c */
+extern const struct movie_events client_movie_events;
 void client_accept(struct proxy *p);
+void client_accept_retry(struct proxy *p, int64_t now);
 void client_event(struct client *cl, uint32_t events);
-void client_run(struct client *cl);
-void client_slot_done(struct pslot *s, int ok);
 void client_movie_lost(struct client *cl);
-void client_movie_ready(struct client *cl);
 void client_tick(struct client *cl, int64_t now);
-void client_rings_release(struct pmovie *m);
-void client_room_queue(struct client *cl);
-void client_room_cancel(struct client *cl);
 
 /* proxy-movie.c */
 struct pmovie *movie_open(struct proxy *p, const char *name, int *status,
@@ -190,6 +213,5 @@ int movie_post(struct pmovie *m, struct pslot *s, void *buf, uint32_t lkey);
 int64_t movie_tick(struct proxy *p, int64_t now);
 int64_t movie_wake(const struct proxy *p);
 void movie_maybe_free(struct pmovie *m);
-void proxy_reap(struct proxy *p);
 
 #endif /* KVOD_PROXY_H */

@@ -38,6 +38,10 @@
 #define LINGER_MS	2000
 /* The most recv()s one call of client_drain() makes. */
 #define DRAIN_READS	64
+/* A paused listening socket is tried again after this long. */
+#define ACCEPT_RETRY_MS	1000
+
+static void client_run(struct client *cl);
 
 static void __attribute__((format(printf, 2, 3)))
 head_add(struct client *cl, const char *fmt, ...)
@@ -115,7 +119,7 @@ static void ring_release(struct client *cl)
 	movie_maybe_free(old);
 }
 
-/**
+/*
  * client_rings_release() - deregister the players' rings from a dead movie
  * @m: dead (lingered out, or its connection failed)
  *
@@ -126,7 +130,7 @@ static void ring_release(struct client *cl)
  * no READ in flight) are deregistered now; a player's next request
  * registers its ring again. The caller frees @m if nothing else holds it.
  */
-void client_rings_release(struct pmovie *m)
+static void client_rings_release(struct pmovie *m)
 {
 	struct client *cl;
 
@@ -233,13 +237,13 @@ static void start_response(struct client *cl, const struct http_request *req)
 	answer(cl, req, m);
 }
 
-/**
+/*
  * client_movie_ready() - the connect @cl waits for has ended
  *
  * Answers the request it was for (or the connect's failure) and goes on
  * with the client. Called from the movie's step, which holds the movie.
  */
-void client_movie_ready(struct client *cl)
+static void client_movie_ready(struct client *cl)
 {
 	const struct http_request *req = &cl->pending;
 	struct pmovie *m = cl->wait;
@@ -254,6 +258,79 @@ void client_movie_ready(struct client *cl)
 	movie_unuse(m);
 	cl->deadline = proxy_now_ms() + cl->p->o.send_timeout_s * 1000LL;
 	client_run(cl);
+}
+
+/*
+ * The send queue of cl->m is full: wait for room behind the players that
+ * found it full before (movie_room() serves them first). Without
+ * the queue, room freed by a completion went to the players first on the
+ * client list, the newest, which took it again at each completion: with
+ * the queue saturated an older player got none until they were done.
+ */
+static void client_room_queue(struct client *cl)
+{
+	struct pmovie *m = cl->m;
+
+	if (cl->room_queued)
+		return;
+	cl->room_queued = 1;
+	cl->room_next = NULL;
+	if (m->room_last)
+		m->room_last->room_next = cl;
+	else
+		m->room_first = cl;
+	m->room_last = cl;
+}
+
+/* Off cl->m's room queue, if on it: before cl->m changes or cl goes. */
+static void client_room_cancel(struct client *cl)
+{
+	struct pmovie *m = cl->m;
+	struct client **pp, *prev = NULL;
+
+	if (!cl->room_queued)
+		return;
+	for (pp = &m->room_first; *pp != cl; pp = &(*pp)->room_next)
+		prev = *pp;
+	*pp = cl->room_next;
+	if (m->room_last == cl)
+		m->room_last = prev;
+	cl->room_queued = 0;
+	cl->room_next = NULL;
+}
+
+/*
+ * Out of descriptors (EMFILE, ENFILE) or memory, accept4() fails and
+ * leaves the player in the listen backlog, so the level-triggered
+ * listening socket would end every epoll_wait() at once: a busy loop.
+ * Stop watching it until a descriptor is freed: a player leaves
+ * (client_close()) or a movie closes (movie_free()), or, for descriptors
+ * freed elsewhere (ENFILE), ACCEPT_RETRY_MS later (client_accept_retry()). The players
+ * waiting meanwhile are accepted then. The other cure, a spare descriptor
+ * closed to accept and answer 503, would fail players that a moment's
+ * wait would serve, and under ENFILE may not get its spare back.
+ */
+static void accept_pause(struct proxy *p)
+{
+	if (p->accept_paused)
+		return;
+	epoll_ctl(p->epfd, EPOLL_CTL_DEL, p->lfd, NULL);
+	p->accept_paused = 1;
+	p->paused_at = proxy_now_ms();
+}
+
+static void accept_resume(struct proxy *p)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = &p->listen_ev };
+
+	if (!p->accept_paused)
+		return;
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->lfd, &e)) {
+		/* Out of memory too: client_accept_retry() tries again. */
+		p->paused_at = proxy_now_ms();
+		return;
+	}
+	p->accept_paused = 0;
 }
 
 static void client_free(struct client *cl)
@@ -278,7 +355,7 @@ static void client_close(struct client *cl)
 	cl->gone = 1;
 	epoll_ctl(p->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
-	proxy_accept_resume(p);
+	accept_resume(p);
 	if (cl->prev)
 		cl->prev->next = cl->next;
 	else
@@ -365,7 +442,7 @@ void client_movie_lost(struct client *cl)
 	client_close(cl);
 }
 
-void client_slot_done(struct pslot *s, int ok)
+static void client_slot_done(struct pslot *s, int ok)
 {
 	struct client *cl = s->cl;
 
@@ -374,45 +451,6 @@ void client_slot_done(struct pslot *s, int ok)
 	cl->inflight--;
 	if (cl->gone && !cl->inflight)
 		client_free(cl);
-}
-
-/*
- * The send queue of cl->m is full: wait for room behind the players that
- * found it full before (movie_completions() serves them first). Without
- * the queue, room freed by a completion went to the players first on the
- * client list, the newest, which took it again at each completion: with
- * the queue saturated an older player got none until they were done.
- */
-void client_room_queue(struct client *cl)
-{
-	struct pmovie *m = cl->m;
-
-	if (cl->room_queued)
-		return;
-	cl->room_queued = 1;
-	cl->room_next = NULL;
-	if (m->room_last)
-		m->room_last->room_next = cl;
-	else
-		m->room_first = cl;
-	m->room_last = cl;
-}
-
-/* Off cl->m's room queue, if on it: before cl->m changes or cl goes. */
-void client_room_cancel(struct client *cl)
-{
-	struct pmovie *m = cl->m;
-	struct client **pp, *prev = NULL;
-
-	if (!cl->room_queued)
-		return;
-	for (pp = &m->room_first; *pp != cl; pp = &(*pp)->room_next)
-		prev = *pp;
-	*pp = cl->room_next;
-	if (m->room_last == cl)
-		m->room_last = prev;
-	cl->room_queued = 0;
-	cl->room_next = NULL;
 }
 
 /* Fill the free slots with READs; -1 if the movie is dead. */
@@ -534,14 +572,14 @@ static int read_some(struct client *cl)
 	return 1;
 }
 
-/**
+/*
  * client_run() - make all the progress that is possible now
  *
  * Sends what is ready, then takes the next request: from the bytes
  * already received (pipelining), else from the socket. Requests wait in
  * the socket while a response is on.
  */
-void client_run(struct client *cl)
+static void client_run(struct client *cl)
 {
 	struct http_request req;
 	int r;
@@ -643,17 +681,24 @@ static int accept_next(int err)
 	return 0;
 }
 
+/* From the loop's tick: a paused listening socket is tried again. */
+void client_accept_retry(struct proxy *p, int64_t now)
+{
+	if (p->accept_paused && now - p->paused_at >= ACCEPT_RETRY_MS)
+		accept_resume(p);
+}
+
 /*
  * Anything else leaves the connection in the backlog (EMFILE, ENFILE,
  * ENOBUFS, ENOMEM): stop accepting until a descriptor is freed
- * (proxy_accept_pause()), and say so once per ACCEPT_LOG_MS however
+ * (accept_pause()), and say so once per ACCEPT_LOG_MS however
  * often it recurs.
  */
 static void accept_failed(struct proxy *p, int err)
 {
 	int64_t now = proxy_now_ms();
 
-	proxy_accept_pause(p);
+	accept_pause(p);
 	p->accept_errors++;
 	if (p->accept_logged_at && now - p->accept_logged_at < ACCEPT_LOG_MS)
 		return;
@@ -718,3 +763,61 @@ void client_tick(struct client *cl, int64_t now)
 	if (!cl->wait && now >= cl->deadline)
 		client_close(cl);
 }
+
+/*
+ * What the RDMA side reports (struct movie_events). The walks over the
+ * client list take the next client first: a lost movie frees the client
+ * it is given.
+ */
+static void movie_ready(struct pmovie *m)
+{
+	struct client *cl, *next;
+
+	for (cl = m->p->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->wait == m)
+			client_movie_ready(cl);
+	}
+}
+
+static void movie_lost(struct pmovie *m)
+{
+	struct client *cl, *next;
+
+	for (cl = m->p->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->m == m)
+			client_movie_lost(cl);
+	}
+	client_rings_release(m);
+}
+
+/*
+ * The room first to the players that found the queue full, in turn
+ * (client_room_queue()); one that finds it full again queues anew. Then
+ * every player of @m goes on.
+ */
+static void movie_room(struct pmovie *m)
+{
+	struct client *cl, *next;
+
+	while ((cl = m->room_first) && !m->dead &&
+	       m->inflight < m->p->o.qp_depth) {
+		client_room_cancel(cl);
+		client_run(cl);
+	}
+	for (cl = m->p->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->m == m)
+			client_run(cl);
+	}
+}
+
+const struct movie_events client_movie_events = {
+	.ready = movie_ready,
+	.lost = movie_lost,
+	.slot_done = client_slot_done,
+	.room = movie_room,
+	.unused = client_rings_release,
+	.fds_freed = accept_resume,
+};

@@ -5,7 +5,7 @@
  * that a seek or a second player costs READs, not a reconnect. READs from
  * all its players share its send queue: at most --qp-depth are in flight,
  * and a player that finds it full posts again when a completion frees a
- * place (client_run() from movie_cq_event()).
+ * place (the room event of movie_cq_event()).
  */
 #include "kvod-proxy.h"
 
@@ -48,7 +48,7 @@ static void movie_free(struct pmovie *m)
 		}
 	}
 	movie_disconnect(m);
-	proxy_accept_resume(m->p);	/* its descriptors are free */
+	m->p->mev->fds_freed(m->p);	/* its descriptors are free */
 	m->freed = 1;
 	m->next = m->p->reap_movies;
 	m->p->reap_movies = m;
@@ -81,18 +81,10 @@ void movie_maybe_free(struct pmovie *m)
 /* The connection failed: no new READs; tell its players; free if idle. */
 static void movie_kill(struct pmovie *m, const char *why)
 {
-	struct client *cl, *next;
-
 	if (!m->dead)
 		proxy_log("kvod-proxy: %s: %s", m->name, why);
 	m->dead = 1;
-	/* client_movie_lost() unlinks only the client it is given. */
-	for (cl = m->p->clients; cl; cl = next) {
-		next = cl->next;
-		if (cl->m == m)
-			client_movie_lost(cl);
-	}
-	client_rings_release(m);
+	m->p->mev->lost(m);
 	movie_maybe_free(m);
 }
 
@@ -145,11 +137,10 @@ static void movie_release(struct pmovie *m)
 
 /*
  * The connect went as far as it can for now; when it has ended, either
- * way, answer the players waiting for it (client_movie_ready()).
+ * way, answer the players waiting for it (the ready event).
  */
 static void movie_step(struct pmovie *m)
 {
-	struct client *cl, *next;
 	int r = kvod_connect_step(&m->c);
 
 	/* The completion channel exists from the route on: watch it then. */
@@ -180,11 +171,7 @@ static void movie_step(struct pmovie *m)
 	}
 	m->unused_since = proxy_now_ms();
 	movie_hold(m);
-	for (cl = m->p->clients; cl; cl = next) {
-		next = cl->next;
-		if (cl->wait == m)
-			client_movie_ready(cl);
-	}
+	m->p->mev->ready(m);
 	movie_release(m);
 }
 
@@ -240,7 +227,7 @@ fail:
  * @why: on failure, a sentence for the response body
  *
  * The connect does not block the loop: while m->connecting, the caller
- * waits for client_movie_ready(), where m->dead says the connect failed
+ * waits for the ready event, where m->dead says the connect failed
  * (m->fail_status, m->why). The caller takes a use with movie_use().
  */
 struct pmovie *movie_open(struct proxy *p, const char *name, int *status,
@@ -306,7 +293,6 @@ int movie_post(struct pmovie *m, struct pslot *s, void *buf, uint32_t lkey)
  */
 static void movie_completions(struct pmovie *m, int event)
 {
-	struct client *cl, *next;
 	struct ibv_wc wc[32];
 	struct ibv_cq *cq;
 	void *ctx;
@@ -326,25 +312,13 @@ static void movie_completions(struct pmovie *m, int event)
 			m->inflight--;
 			if (wc[i].status != IBV_WC_SUCCESS)
 				failed = 1;
-			client_slot_done(s, wc[i].status == IBV_WC_SUCCESS);
+			m->p->mev->slot_done(s,
+					     wc[i].status == IBV_WC_SUCCESS);
 		}
 	}
 	if (n < 0 || failed || m->dead)
 		movie_kill(m, "a READ failed: the connection is gone");
-	/*
-	 * The room first to the players that found the queue full, in turn
-	 * (client_room_queue()); one that finds it full again queues anew.
-	 */
-	while ((cl = m->room_first) && !m->dead &&
-	       m->inflight < m->p->o.qp_depth) {
-		client_room_cancel(cl);
-		client_run(cl);
-	}
-	for (cl = m->p->clients; cl; cl = next) {
-		next = cl->next;
-		if (cl->m == m)
-			client_run(cl);
-	}
+	m->p->mev->room(m);
 	movie_release(m);
 }
 
@@ -409,26 +383,9 @@ again:
 		 * which no completion ends (movie_fail()).
 		 */
 		if (m->dead && !m->users) {
-			client_rings_release(m);
+			p->mev->unused(m);
 			movie_maybe_free(m);
 		}
 	}
 	return movie_wake(p);
-}
-
-/* After a batch of events: free what it ended. */
-void proxy_reap(struct proxy *p)
-{
-	while (p->reap_movies) {
-		struct pmovie *m = p->reap_movies;
-
-		p->reap_movies = m->next;
-		free(m);
-	}
-	while (p->reap_clients) {
-		struct client *cl = p->reap_clients;
-
-		p->reap_clients = cl->next;
-		free(cl);
-	}
 }
