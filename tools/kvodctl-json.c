@@ -108,3 +108,21 @@ void json_finish(struct json *j)
 {
 	fputc('\n', j->f);
 }
+
+/* A field list's numbers as "key: value" lines, or as JSON members. */
+void show_nums_kv(const struct field *f, const __u64 *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		printf("%s: %llu\n", f[i].key, v[i]);
+}
+
+void show_nums_json(struct json *j, const struct field *f, const __u64 *v,
+		    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_u64(j, f[i].key, v[i]);
+}

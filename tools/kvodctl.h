@@ -101,27 +101,37 @@ void json_u64(struct json *j, const char *key, __u64 v);
 void json_str(struct json *j, const char *key, const char *s, size_t len);
 void json_finish(struct json *j);
 
-/* kvodctl-show.c: how objects print, as text and as JSON */
+/* A printed field: its JSON key (and "key: value" key), table heading. */
+struct field {
+	const char *key;	/* JSON key, and key of "key: value" lines */
+	const char *head;	/* table heading */
+};
+void show_nums_kv(const struct field *f, const __u64 *v, size_t n);
+void show_nums_json(struct json *j, const struct field *f, const __u64 *v,
+		    size_t n);
 
+/* kvodctl-movie.c: catalog entries (add, del, info; shown by list) */
+
+int cmd_add(const struct kvodctl_args *a);
+int cmd_del(const struct kvodctl_args *a);
+int cmd_info(const struct kvodctl_args *a);
 void show_movie_kv(const struct kvod_movie_info *m);
 void show_movie_json(struct json *j, const char *key,
 		     const struct kvod_movie_info *m);
 void show_movie_table(const struct kvod_movie_info *v, size_t n);
 void show_live_table(const struct kvod_movie_info *v, size_t n);
+
+/* kvodctl-stats.c: the module's statistics (stats; shown by list) */
+
+int cmd_stats(const struct kvodctl_args *a);
+int get_stats(int dev, struct kvod_stats *st, const char *cmd);
 void show_stats_kv(const struct kvod_stats *st);
 void show_stats_json(struct json *j, const char *key,
 		     const struct kvod_stats *st);
 
-/* kvodctl-change.c: commands that change the catalog (O_RDWR) */
+/* kvodctl-list.c: every object at once (list) */
 
-int cmd_add(const struct kvodctl_args *a);
-int cmd_del(const struct kvodctl_args *a);
-
-/* kvodctl-query.c: commands that only read (O_RDONLY) */
-
-int cmd_info(const struct kvodctl_args *a);
 int cmd_list(const struct kvodctl_args *a);
-int cmd_stats(const struct kvodctl_args *a);
 
 /* kvodctl-live.c: live channels (live create, live feed) */
 

@@ -1,21 +1,106 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * How objects print: as "key: value" lines, as table rows and as JSON
- * objects. Each object's fields are listed once, with their JSON key and
- * table heading, so the three forms cannot drift apart. Numbers are exact
- * integers (bytes, bits/s), never rounded for humans: scripts parse them.
+ * Movies and live channels in the catalog: the add, del and info
+ * commands, and how an entry prints, as "key: value" lines, table rows and
+ * JSON objects. add and del open the device read-write, need
+ * CAP_NET_ADMIN and print nothing on success; info only reads. Each
+ * kind's fields are listed once, with their JSON key and table heading,
+ * so the three forms cannot drift apart. Numbers are exact integers
+ * (bytes, bits/s), never rounded for humans: scripts parse them.
  *
  * Names from the kernel are read within their 64-byte field whether or
- * not they are NUL-terminated.
+ * not they are NUL-terminated. Live channels are created and fed in
+ * kvodctl-live.c.
  */
 #include "kvodctl.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-struct field {
-	const char *key;	/* JSON key, and key of "key: value" lines */
-	const char *head;	/* table heading */
-};
+/*
+ * Open @path for the module to read: a non-empty regular file, or -1
+ * after saying what it is not. O_NONBLOCK, because a plain open of a FIFO
+ * waits for a writer, possibly forever; it is cleared again before the
+ * kernel reads.
+ */
+static int open_movie_file(const char *cmd, const char *name,
+			   const char *path)
+{
+	const char *why = NULL;
+	struct stat st;
+	int file;
+
+	file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (file < 0) {
+		err_msg("%s %s: %s: %s", cmd, name, path, strerror(errno));
+		return -1;
+	}
+	/* F_SETFL 0: O_NONBLOCK was the one status flag set. */
+	if (fstat(file, &st))
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (!st.st_size)
+		why = "empty file";
+	else if (fcntl(file, F_SETFL, 0))
+		why = strerror(errno);
+	if (!why)
+		return file;
+	err_msg("%s %s: %s: %s", cmd, name, path, why);
+	close(file);
+	return -1;
+}
+
+/*
+ * add NAME FILE [--bitrate RATE]: the kernel reads FILE through the fd we
+ * pass, once, during the ioctl; we close our fd afterwards either way.
+ */
+int cmd_add(const struct kvodctl_args *a)
+{
+	const char *name = a->pos[0], *path = a->pos[1];
+	struct kvod_movie_add req;
+	int file, dev, ret;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	req.bitrate = a->bitrate;
+	ret = kvod_set_name(req.name, a->cmd, name);
+	if (ret)
+		return ret;
+
+	file = open_movie_file(a->cmd, name, path);
+	if (file < 0)
+		return EXIT_RUNTIME;
+	req.fd = file;
+
+	dev = kvod_open(O_RDWR);
+	if (dev < 0) {
+		ret = EXIT_RUNTIME;
+		goto out_file;
+	}
+	ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_ADD, &req, a->cmd, name);
+	close(dev);
+out_file:
+	close(file);
+	return ret;
+}
+
+/* del NAME */
+int cmd_del(const struct kvodctl_args *a)
+{
+	const char *name = a->pos[0];
+	struct kvod_movie_ref req;
+	int ret;
+
+	memset(&req, 0, sizeof(req));
+	req.size = sizeof(req);
+	ret = kvod_set_name(req.name, a->cmd, name);
+	return ret ?: kvod_change(KVOD_IOC_MOVIE_DEL, &req, a->cmd, name);
+}
 
 static const struct field movie_fields[] = {
 	{ "size",		"SIZE" },
@@ -92,49 +177,9 @@ static const struct kind_view *view_of(const struct kvod_movie_info *m)
 	return m->kind == KVOD_KIND_LIVE ? &live_view : &movie_view;
 }
 
-static const struct field stats_fields[] = {
-	{ "movies",		"MOVIES" },
-	{ "zombies",		"ZOMBIES" },
-	{ "resident",		"RESIDENT" },
-	{ "resident_max",	"RESIDENT_MAX" },
-	{ "rdma_maps",		"RDMA_MAPS" },
-	{ "rdma_map_bytes",	"RDMA_MAP_BYTES" },
-	{ "rdma_conn_bytes",	"RDMA_CONN_BYTES" },
-};
-
-#define STATS_NUMS	ARRAY_SIZE(stats_fields)
-
-static void stats_nums(const struct kvod_stats *st, __u64 v[STATS_NUMS])
-{
-	v[0] = st->movies;
-	v[1] = st->zombies;
-	v[2] = st->resident;
-	v[3] = st->resident_max;
-	v[4] = st->rdma_maps;
-	v[5] = st->rdma_map_bytes;
-	v[6] = st->rdma_conn_bytes;
-}
-
 static int name_len(const struct kvod_movie_info *m)
 {
 	return strnlen(m->name, sizeof(m->name));
-}
-
-static void kv_nums(const struct field *f, const __u64 *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		printf("%s: %llu\n", f[i].key, v[i]);
-}
-
-static void json_nums(struct json *j, const struct field *f, const __u64 *v,
-		      size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		json_u64(j, f[i].key, v[i]);
 }
 
 void show_movie_kv(const struct kvod_movie_info *m)
@@ -146,7 +191,7 @@ void show_movie_kv(const struct kvod_movie_info *m)
 	printf("name: %.*s\n", name_len(m), m->name);
 	if (m->kind == KVOD_KIND_LIVE)
 		printf("kind: live\n");
-	kv_nums(kv->f, v, kv->n);
+	show_nums_kv(kv->f, v, kv->n);
 }
 
 void show_movie_json(struct json *j, const char *key,
@@ -158,7 +203,7 @@ void show_movie_json(struct json *j, const char *key,
 	kv->nums(m, v);
 	json_obj_begin(j, key);
 	json_str(j, "name", m->name, name_len(m));
-	json_nums(j, kv->f, v, kv->n);
+	show_nums_json(j, kv->f, v, kv->n);
 	json_obj_end(j);
 }
 
@@ -231,21 +276,34 @@ void show_live_table(const struct kvod_movie_info *m, size_t n)
 	show_table(&live_view, m, n);
 }
 
-void show_stats_kv(const struct kvod_stats *st)
+/* info NAME [--json] */
+int cmd_info(const struct kvodctl_args *a)
 {
-	__u64 v[STATS_NUMS];
+	const char *name = a->pos[0];
+	struct kvod_movie_info m;
+	struct json j;
+	int dev, ret;
 
-	stats_nums(st, v);
-	kv_nums(stats_fields, v, STATS_NUMS);
-}
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	ret = kvod_set_name(m.name, a->cmd, name);
+	if (ret)
+		return ret;
 
-void show_stats_json(struct json *j, const char *key,
-		     const struct kvod_stats *st)
-{
-	__u64 v[STATS_NUMS];
+	dev = kvod_open(O_RDONLY);
+	if (dev < 0)
+		return EXIT_RUNTIME;
+	ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_INFO, &m, a->cmd, name);
+	close(dev);
+	if (ret)
+		return ret;
 
-	stats_nums(st, v);
-	json_obj_begin(j, key);
-	json_nums(j, stats_fields, v, STATS_NUMS);
-	json_obj_end(j);
+	if (a->json) {
+		json_init(&j, stdout);
+		show_movie_json(&j, NULL, &m);
+		json_finish(&j);
+	} else {
+		show_movie_kv(&m);
+	}
+	return 0;
 }

@@ -1,84 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Commands that only read: info, list and stats. They open the device
- * read-only and print either text or, with --json, one JSON object.
- *
- * list gathers everything it shows into a struct snapshot first and then
- * prints it; an object type that list should show too (listeners, pushes)
- * is a field there, a fetch in snapshot_get() and a line in list_json().
+ * The list command: every object at once, as text or, with --json, one
+ * JSON object. It opens the device read-only and gathers everything it
+ * shows into a struct snapshot first and then prints it; an object type
+ * that list should show too (listeners, pushes) is a field there, a fetch
+ * in snapshot_get() and a line in list_json() and list_text(), while the
+ * object's own file says how it prints.
  */
 #include "kvodctl.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* info NAME [--json] */
-int cmd_info(const struct kvodctl_args *a)
-{
-	const char *name = a->pos[0];
-	struct kvod_movie_info m;
-	struct json j;
-	int dev, ret;
-
-	memset(&m, 0, sizeof(m));
-	m.size = sizeof(m);
-	ret = kvod_set_name(m.name, a->cmd, name);
-	if (ret)
-		return ret;
-
-	dev = kvod_open(O_RDONLY);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_INFO, &m, a->cmd, name);
-	close(dev);
-	if (ret)
-		return ret;
-
-	if (a->json) {
-		json_init(&j, stdout);
-		show_movie_json(&j, NULL, &m);
-		json_finish(&j);
-	} else {
-		show_movie_kv(&m);
-	}
-	return 0;
-}
-
-static int get_stats(int dev, struct kvod_stats *st, const char *cmd)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	return kvod_ioctl(dev, KVOD_IOC_STATS, st, cmd, NULL);
-}
-
-/* stats [--json] */
-int cmd_stats(const struct kvodctl_args *a)
-{
-	struct kvod_stats st;
-	struct json j;
-	int dev, ret;
-
-	dev = kvod_open(O_RDONLY);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = get_stats(dev, &st, a->cmd);
-	close(dev);
-	if (ret)
-		return ret;
-
-	if (a->json) {
-		json_init(&j, stdout);
-		show_stats_json(&j, NULL, &st);
-		json_finish(&j);
-	} else {
-		show_stats_kv(&st);
-	}
-	return 0;
-}
 
 /* The whole catalog into *@out (NULL if empty), *@n entries. */
 static int get_movies(int dev, struct kvod_movie_info **out, size_t *n,
