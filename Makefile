@@ -5,7 +5,7 @@
 #   make              build kmod/*.ko against KDIR, and the tools
 #   make check        sparse (C=2) and checkpatch --strict, fail on any finding
 #   make test         boot the Debian 6.12 kernel in QEMU and run selftests/
-#   make debug-kernel build the debug kernel once (tools/debug-kernel)
+#   make debug-kernel build the debug kernel once (selftests/qemu/debug-kernel)
 #   make test-debug   the whole suite on the debug kernel (KASAN, lockdep,
 #                     kmemleak, UBSAN, fault injection), modules built
 #                     against it in build/debug; KVOD_SHARD=I/N for the
@@ -31,7 +31,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 KSRC ?= /usr/src/linux-source-6.12
 export KVER KDIR KSRC
 
-SETUP := tools/setup.sh
+SETUP := selftests/qemu/setup.sh
 
 .PHONY: all modules tools selftests check sparse checkpatch test demo \
 	install dkms-install bench clean setup debug-kernel debug-modules \
@@ -52,13 +52,13 @@ selftests:
 	$(MAKE) -C selftests
 
 # drivers/infiniband/sw/siw of the kernel source that matches the headers
-# (tools/setup.sh installs both at one version), with the fixes of
-# tools/siw/*.patch, against KDIR. The patched copy is staged first and a
+# (selftests/qemu/setup.sh installs both at one version), with the fixes of
+# selftests/qemu/siw/*.patch, against KDIR. The patched copy is staged first and a
 # file replaces its build copy only when it differs, so a second run
 # rebuilds nothing.
 SIW_BUILD := $(CURDIR)/build/siw
 SIW_STAGE := $(CURDIR)/build/siw-src
-SIW_PATCHES = $(sort $(wildcard $(CURDIR)/tools/siw/*.patch))
+SIW_PATCHES = $(sort $(wildcard $(CURDIR)/selftests/qemu/siw/*.patch))
 siw:
 	rm -rf $(SIW_STAGE)
 	mkdir -p $(SIW_STAGE) $(SIW_BUILD)
@@ -95,7 +95,7 @@ check: sparse checkpatch
 test: setup
 	$(MAKE) all selftests siw
 	KVOD_GUESTS=$${KVOD_GUESTS:-2} \
-	KVOD_STRESS_SECONDS=$${KVOD_STRESS_SECONDS:-30} tools/run-tests
+	KVOD_STRESS_SECONDS=$${KVOD_STRESS_SECONDS:-30} selftests/run-tests
 
 # The debug tier (Documentation/testing.rst). The modules are built from
 # a copy of the sources in build/debug, so that the Debian build in kmod/
@@ -106,7 +106,7 @@ DEBUG_BUILD := $(CURDIR)/build/debug
 DEBUG_SCHED := hfsc qfq drr ets htb
 
 debug-kernel: setup
-	@tools/debug-kernel >/dev/null
+	@selftests/qemu/debug-kernel >/dev/null
 
 debug-modules: debug-kernel
 	rm -rf $(DEBUG_BUILD)
@@ -114,14 +114,14 @@ debug-modules: debug-kernel
 	cp Kbuild $(DEBUG_BUILD)/
 	cp -r uapi $(DEBUG_BUILD)/
 	cp kmod/Kbuild kmod/*.c kmod/*.h $(DEBUG_BUILD)/kmod/
-	$(MAKE) -C $$(tools/debug-kernel --print) M=$(DEBUG_BUILD) W=1 modules
+	$(MAKE) -C $$(selftests/qemu/debug-kernel --print) M=$(DEBUG_BUILD) W=1 modules
 	cp $(DEBUG_SCHED:%=$(KSRC)/net/sched/sch_%.c) $(DEBUG_BUILD)/sched/
 	echo 'obj-m := $(DEBUG_SCHED:%=sch_%.o)' >$(DEBUG_BUILD)/sched/Kbuild
-	$(MAKE) -C $$(tools/debug-kernel --print) M=$(DEBUG_BUILD)/sched modules
+	$(MAKE) -C $$(selftests/qemu/debug-kernel --print) M=$(DEBUG_BUILD)/sched modules
 
 test-debug: setup
 	$(MAKE) tools selftests debug-modules
-	KVOD_KERNEL=$$(tools/debug-kernel --print) \
+	KVOD_KERNEL=$$(selftests/qemu/debug-kernel --print) \
 	KVOD_KMOD_DIR=$(DEBUG_BUILD)/kmod \
 	KVOD_TIER=debug \
 	KVOD_TIMEOUT_SCALE=$${KVOD_TIMEOUT_SCALE:-4} \
@@ -129,15 +129,15 @@ test-debug: setup
 	KVOD_VM_TIMEOUT=$${KVOD_VM_TIMEOUT:-28800} \
 	KVOD_GUESTS=$${KVOD_GUESTS:-2} \
 	KVOD_RESULTS=$${KVOD_RESULTS:-$(CURDIR)/results/debug} \
-	tools/run-tests
+	selftests/run-tests
 
 demo: setup
 	$(MAKE) all siw
-	tools/demo
+	selftests/qemu/demo
 
 bench: setup
 	$(MAKE) all selftests
-	tools/run-bench $(B)
+	bench/run-bench $(B)
 
 FUZZ_SECONDS ?= 180
 FUZZ_JOBS ?= 1

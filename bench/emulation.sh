@@ -42,7 +42,7 @@ if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 	log "# what software emulation does to CPU figures: 2 vCPUs in one host thread, $RUNS runs, median (min..max)"
 	rc=0
 	for ic in "${KVOD_ICOUNT:-3}" ""; do
-		KVOD_KVM=0 KVOD_ICOUNT=$ic "$REPO/tools/vm-run" \
+		KVOD_KVM=0 KVOD_ICOUNT=$ic "$REPO/selftests/qemu/vm-run" \
 			--name "bench-emulation${ic:+-icount$ic}" --timeout 3600 -- \
 			env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" \
 			KVOD_BENCH_LOOP_N="$LOOP_N" \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# HTTP serving cost, in one tools/vm-run guest boot: the same movie and the
+# HTTP serving cost, in one selftests/qemu/vm-run guest boot: the same movie and the
 # same client load against
 #
 #   kvod          kvod.ko's zero-copy HTTP server (MSG_SPLICE_PAGES)
@@ -38,14 +38,14 @@ REPO=$(dirname "$HERE")
 GIB=${1:-${KVOD_BENCH_GIB:-2}}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	exec "$REPO/tools/vm-run" --name bench-http --timeout 2400 -- \
+	exec "$REPO/selftests/qemu/vm-run" --name bench-http --timeout 2400 -- \
 		env KVOD_BENCH_GIB="$GIB" "$HERE/http.sh" "$GIB"
 fi
 
 export KVOD_REPO=$REPO
 # shellcheck source=selftests/lib/guest.sh
 . "$REPO/selftests/lib/guest.sh"
-kvod_in_guest || { echo "bench: not in a tools/vm-run guest" >&2; exit 1; }
+kvod_in_guest || { echo "bench: not in a selftests/qemu/vm-run guest" >&2; exit 1; }
 
 OUT=${KVOD_RESULTS:-$REPO/results}/bench-http.txt
 B=$(mktemp -d /tmp/kvod-bench.XXXXXX)

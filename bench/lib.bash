@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Shared by the benchmarks in bench/ (sourced, not run; tools/run-bench
+# Shared by the benchmarks in bench/ (sourced, not run; bench/run-bench
 # runs bench/*.sh only). Set OUT, the report file, before calling log.
 
 # log LINE...: print LINE and append it to the report $OUT.

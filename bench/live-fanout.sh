@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A live channel's writer against its number of watchers, in one
-# tools/vm-run guest boot: how long the kernel takes over one write() that
+# selftests/qemu/vm-run guest boot: how long the kernel takes over one write() that
 # completes a chunk (the writer's per-chunk latency) with N HTTP responses
 # following the channel, for N in WATCHERS (default 10 1000 10000), with
 #
@@ -28,7 +28,7 @@
 #        then boots a guest)
 #
 # Results: $KVOD_RESULTS/bench-live-fanout.txt and .dat, plotted by
-# tools/bench-plot. Method and results: Documentation/benchmarks.rst.
+# bench/bench-plot. Method and results: Documentation/benchmarks.rst.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -45,17 +45,17 @@ if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 		echo "bench: cannot build kvod.ko from $BASE_REF" >&2
 		exit 1
 	fi
-	"$REPO/tools/vm-run" --name bench-live-fanout --timeout 3600 -- \
+	"$REPO/selftests/qemu/vm-run" --name bench-live-fanout --timeout 3600 -- \
 		env KVOD_BENCH_FANOUT_BASE="$BASE_REF" \
 		KVOD_BENCH_WATCHERS="$WATCHERS" KVOD_BENCH_CHUNKS="$CHUNKS" \
 		"$HERE/live-fanout.sh" || exit 1
-	exec "$REPO/tools/bench-plot"
+	exec "$REPO/bench/bench-plot"
 fi
 
 export KVOD_REPO=$REPO
 # shellcheck source=selftests/lib/ktap.sh
 . "$REPO/selftests/lib/ktap.sh"
-kvod_in_guest || { echo "bench: not in a tools/vm-run guest" >&2; exit 1; }
+kvod_in_guest || { echo "bench: not in a selftests/qemu/vm-run guest" >&2; exit 1; }
 
 RES=${KVOD_RESULTS:-$REPO/results}
 OUT=$RES/bench-live-fanout.txt

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Capacity across two guests (tools/vm-pair), the thesis's first
+# Capacity across two guests (selftests/qemu/vm-pair), the thesis's first
 # experiment: how many players at one stream rate a server serves with no
 # chunk late. The server guest serves one resident movie
 #
@@ -50,11 +50,11 @@ STREAMS=${KVOD_BENCH_LINK_STREAMS:-24}
 SERVERS=${KVOD_BENCH_SERVERS:-"kvod-rdma kvod-http nginx-sf nginx-copy kvod-proxy"}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	"$REPO/tools/vm-pair" --name bench-pair-capacity --timeout 7200 -- \
+	"$REPO/selftests/qemu/vm-pair" --name bench-pair-capacity --timeout 7200 -- \
 		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" \
 		KVOD_BENCH_LINK_STREAMS="$STREAMS" KVOD_BENCH_SERVERS="$SERVERS" \
 		${KVOD_BENCH_RATE:+KVOD_BENCH_RATE="$KVOD_BENCH_RATE"} "$0" || exit
-	exec "$REPO/tools/bench-plot"
+	exec "$REPO/bench/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -63,7 +63,7 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-capacity.txt
-# For tools/bench-plot, a line a server: SERVER, the median, min and max
+# For bench/bench-plot, a line a server: SERVER, the median, min and max
 # capacity (players).
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-capacity.dat
 MOVIE_MIB=64

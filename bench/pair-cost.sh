@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Server cost per GB against the number of clients, across two guests
-# (tools/vm-pair): the server guest serves one resident movie four ways,
+# (selftests/qemu/vm-pair): the server guest serves one resident movie four ways,
 #
 #   kvod-rdma     kvod.ko's RDMA server (clients: kvod-fetch; rxe on the
 #                 NICs)
@@ -61,11 +61,11 @@ done
 [ -n "${SERVERS// /}" ] || { echo "pair-cost.sh: no servers" >&2; exit 2; }
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	"$REPO/tools/vm-pair" --name bench-pair-cost --timeout 5400 -- \
+	"$REPO/selftests/qemu/vm-pair" --name bench-pair-cost --timeout 5400 -- \
 		env KVOD_BENCH_MIB="$MOVIE_MIB" KVOD_BENCH_RUNS="$RUNS" \
 		KVOD_BENCH_CLIENTS="$CLIENTS" KVOD_BENCH_SERVERS="$SERVERS" \
 		"$0" || exit
-	exec "$REPO/tools/bench-plot"
+	exec "$REPO/bench/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -74,7 +74,7 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-cost.txt
-# For tools/bench-plot, a line a point: SERVER N, the median, min and max
+# For bench/bench-plot, a line a point: SERVER N, the median, min and max
 # CPU-s/GB, then kctxt/GB, kintr/GB, MB/s, sys-s/GB, irq-s/GB,
 # kNET_RX/GB, user-s/GB, CPU-s/GB less the empty point's, kInSegs/GB,
 # and the link NIC's receive and transmit interrupts, kRXint/GB and

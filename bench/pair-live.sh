@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Live streaming's server cost across two guests (tools/vm-pair). The
+# Live streaming's server cost across two guests (selftests/qemu/vm-pair). The
 # server guest runs one live source, 30 s of numbered MPEG-TS packets
 # (live_tool.py gen) played over and over at PPS packets a second
 # (bench/pace.py; 2660 a second is 4 Mbit/s), into
@@ -79,7 +79,7 @@ SINK_PKTS=${KVOD_BENCH_SINK_PKTS:-1330}
 SERVERS=${KVOD_BENCH_SERVERS:-"kvod-rdma kvod-rdma-poll kvod-http nginx-hls"}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	"$REPO/tools/vm-pair" --name bench-pair-live --timeout 7200 -- \
+	"$REPO/selftests/qemu/vm-pair" --name bench-pair-live --timeout 7200 -- \
 		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" \
 		KVOD_BENCH_CLIENTS="$CLIENTS" KVOD_BENCH_SINKS="$SINKS" \
 		KVOD_BENCH_PPS="$PPS" KVOD_BENCH_CHUNK_PKTS="$CHUNK_PKTS" \

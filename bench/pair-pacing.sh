@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Paced sending across two guests (tools/vm-pair), the fifth
+# Paced sending across two guests (selftests/qemu/vm-pair), the fifth
 # experiment: the server guest sends one stream (PPS packets/s of
 # 1316-byte payloads for SECONDS s, UDP) out of its link NIC to a
 # receiver on the client guest, paced by
@@ -55,10 +55,10 @@ RUNS=${3:-${KVOD_BENCH_RUNS:-3}}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 	env -u KVOD_ICOUNT KVOD_VM_CPUS="${KVOD_VM_CPUS:-1}" \
-		"$REPO/tools/vm-pair" --name bench-pair-pacing \
+		"$REPO/selftests/qemu/vm-pair" --name bench-pair-pacing \
 		--timeout 3600 -- env KVOD_BENCH_PPS="$PPS" \
 		KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" "$0" || exit
-	exec "$REPO/tools/bench-plot"
+	exec "$REPO/bench/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -67,7 +67,7 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-pacing.txt
-# For tools/bench-plot, a line a sender and load: SENDER-LOAD, jitter p99
+# For bench/bench-plot, a line a sender and load: SENDER-LOAD, jitter p99
 # median, min, max (us), server CPU-ms per stream second median, min, max.
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-pacing.dat
 TXT=$REPO/selftests/txtime

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# RDMA READ size sweep across two guests (tools/vm-pair): kvod.ko and
+# RDMA READ size sweep across two guests (selftests/qemu/vm-pair): kvod.ko and
 # the ib_read_bw servers on the server guest, kvod-fetch and the
 # ib_read_bw clients on the client guest, rxe on each side's virtio-net
 # NIC, so the READs cross a real (emulated) link and the server's CPU is
@@ -37,9 +37,9 @@ SECS=${1:-${KVOD_BENCH_SECS:-4}}
 RUNS=${2:-${KVOD_BENCH_RUNS:-3}}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	"$REPO/tools/vm-pair" --name bench-pair-rdma --timeout 5400 -- \
+	"$REPO/selftests/qemu/vm-pair" --name bench-pair-rdma --timeout 5400 -- \
 		env KVOD_BENCH_SECS="$SECS" KVOD_BENCH_RUNS="$RUNS" "$0" || exit
-	exec "$REPO/tools/bench-plot"
+	exec "$REPO/bench/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -48,7 +48,7 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-rdma.txt
-# For tools/bench-plot, a line a size: SIZE, then median, min and max
+# For bench/bench-plot, a line a size: SIZE, then median, min and max
 # of ib_read_bw MB/s, of kvod-fetch MB/s and of the server's CPU-s/GB.
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-rdma.dat
 SIZES=${KVOD_BENCH_SIZES:-"4096 8192 16384 32768 65536 131072 262144 524288 1048576"}

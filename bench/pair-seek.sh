@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# VCR seeks across two guests (tools/vm-pair): what a seek costs the
+# VCR seeks across two guests (selftests/qemu/vm-pair): what a seek costs the
 # server. PLAYERS players at a stream rate on the client guest, first for
 # DURATION seconds without seeking, then as long with each seeking to a
 # random offset every SEEK seconds (the thesis seeks every 30 s of stream
@@ -37,11 +37,11 @@ RATE=${KVOD_BENCH_RATE:-8M}
 PLAYERS=${KVOD_BENCH_PLAYERS:-4}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	"$REPO/tools/vm-pair" --name bench-pair-seek --timeout 5400 -- \
+	"$REPO/selftests/qemu/vm-pair" --name bench-pair-seek --timeout 5400 -- \
 		env KVOD_BENCH_DURATION="$DURATION" KVOD_BENCH_SEEK="$SEEK" \
 		KVOD_BENCH_RUNS="$RUNS" KVOD_BENCH_RATE="$RATE" \
 		KVOD_BENCH_PLAYERS="$PLAYERS" "$0" || exit
-	exec "$REPO/tools/bench-plot"
+	exec "$REPO/bench/bench-plot"
 fi
 
 # shellcheck source=bench/pair.bash
@@ -50,7 +50,7 @@ fi
 . "$HERE/lib.bash"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-seek.txt
-# For tools/bench-plot, a line a server: SERVER, the median, min and max
+# For bench/bench-plot, a line a server: SERVER, the median, min and max
 # CPU-ms per seek.
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-seek.dat
 SERVERS="kvod-rdma kvod-http nginx-sf"

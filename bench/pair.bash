@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The two-guest testbed's guest side (sourced by a command that
-# tools/vm-pair runs in both guests; not a program).
+# selftests/qemu/vm-pair runs in both guests; not a program).
 #
 #	PAIR_ROLE		server or client (KVOD_PAIR_ROLE)
 #	PAIR_SERVER, PAIR_CLIENT	the two addresses on the link
@@ -26,12 +26,12 @@
 #	pair_idle_rate SEC [cpu]	client: the idle server's rates of those
 #	ask WHAT [ARG]		client: pair_ask, or die (bench/lib.bash)
 #
-# The NIC is the virtio-net device tools/vm-run --link adds, found by its
+# The NIC is the virtio-net device selftests/qemu/vm-run --link adds, found by its
 # MAC (52:54:00:c6:12:01 on the server, :02 on the client). Addresses come
 # from 198.18.0.0/15 only; nothing else is on the link.
 
-PAIR_ROLE=${KVOD_PAIR_ROLE:?run by tools/vm-pair}
-PAIR_DIR=${KVOD_PAIR_DIR:?run by tools/vm-pair}
+PAIR_ROLE=${KVOD_PAIR_ROLE:?run by selftests/qemu/vm-pair}
+PAIR_DIR=${KVOD_PAIR_DIR:?run by selftests/qemu/vm-pair}
 PAIR_SERVER=198.18.1.1
 PAIR_CLIENT=198.18.1.2
 PAIR_NETDEV=

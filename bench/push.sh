@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# CPU per GB of a paced push, in one tools/vm-run guest boot: the same
+# CPU per GB of a paced push, in one selftests/qemu/vm-run guest boot: the same
 # looping push (PPS packets/s of 1316-byte payloads, 50 ms window, SECS s)
 # sent by
 #
@@ -38,7 +38,7 @@ if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 		echo "bench: cannot build kvod.ko from $BASE_REF" >&2
 		exit 1
 	fi
-	exec "$REPO/tools/vm-run" --name bench-push --timeout 1800 -- \
+	exec "$REPO/selftests/qemu/vm-run" --name bench-push --timeout 1800 -- \
 		env KVOD_BENCH_PPS="$PPS" KVOD_BENCH_SECS="$SECS" \
 		KVOD_BENCH_PUSH_BASE="$BASE_REF" "$HERE/push.sh" "$PPS" "$SECS"
 fi
@@ -46,7 +46,7 @@ fi
 export KVOD_REPO=$REPO
 # shellcheck source=selftests/kvod/tsock_lib.bash
 . "$REPO/selftests/kvod/tsock_lib.bash"
-kvod_in_guest || { echo "bench: not in a tools/vm-run guest" >&2; exit 1; }
+kvod_in_guest || { echo "bench: not in a selftests/qemu/vm-run guest" >&2; exit 1; }
 
 OUT=${KVOD_RESULTS:-$REPO/results}/bench-push.txt
 B=$(mktemp -d /tmp/kvod-bench.XXXXXX)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# RDMA READ benchmark on Soft-RoCE, in one tools/vm-run guest boot:
+# RDMA READ benchmark on Soft-RoCE, in one selftests/qemu/vm-run guest boot:
 #
 #  1. peak: perftest's ib_read_bw (rdma_cm, 1 MiB READs, the device's
 #     outstanding-READ maximum) against kvod-fetch pulling a resident
@@ -21,7 +21,7 @@ REPO=$(dirname "$HERE")
 SECS=${1:-${KVOD_BENCH_SECS:-4}}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	exec "$REPO/tools/vm-run" --name bench-rdma --timeout 1500 -- \
+	exec "$REPO/selftests/qemu/vm-run" --name bench-rdma --timeout 1500 -- \
 		env KVOD_BENCH_SECS="$SECS" "$HERE/rdma.sh" "$SECS"
 fi
 

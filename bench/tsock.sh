@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Paced sending, in one tools/vm-run guest boot: the same stream (PPS
+# Paced sending, in one selftests/qemu/vm-run guest boot: the same stream (PPS
 # packets/s of 1316-byte payloads for SECONDS s, UDP over a veth pair into
 # another namespace) sent by
 #
@@ -34,7 +34,7 @@ PPS=${1:-${KVOD_BENCH_PPS:-500}}
 SECS=${2:-${KVOD_BENCH_SECS:-4}}
 
 if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
-	exec "$REPO/tools/vm-run" --name bench-tsock --timeout 1800 -- \
+	exec "$REPO/selftests/qemu/vm-run" --name bench-tsock --timeout 1800 -- \
 		env KVOD_BENCH_PPS="$PPS" KVOD_BENCH_SECS="$SECS" \
 		"$HERE/tsock.sh" "$PPS" "$SECS"
 fi
@@ -42,7 +42,7 @@ fi
 export KVOD_REPO=$REPO
 # shellcheck source=selftests/kvod/tsock_lib.bash
 . "$REPO/selftests/kvod/tsock_lib.bash"
-kvod_in_guest || { echo "bench: not in a tools/vm-run guest" >&2; exit 1; }
+kvod_in_guest || { echo "bench: not in a selftests/qemu/vm-run guest" >&2; exit 1; }
 
 OUT=${KVOD_RESULTS:-$REPO/results}/bench-tsock.txt
 B=$(mktemp -d /tmp/kvod-bench.XXXXXX)

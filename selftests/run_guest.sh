@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run kvod's selftests inside the tools/vm-run guest, in KTAP (see
+# Run kvod's selftests inside the selftests/qemu/vm-run guest, in KTAP (see
 # selftests/lib/runner.sh for the format, timeouts and exit statuses):
 #
-#	tools/vm-run -- selftests/run_guest.sh [NAME...]
+#	selftests/qemu/vm-run -- selftests/run_guest.sh [NAME...]
 #
-# (tools/run-tests does this, and counts the results.) The programs are
+# (selftests/run-tests does this, and counts the results.) The programs are
 # selftests/kvod/*_test (kselftest_harness.h C tests, built by make
 # selftests), then selftests/kvod/*.sh (shell tests), each group in C
 # locale order. NAME arguments, or else the space-separated names in
@@ -23,7 +23,7 @@
 # "# runner:" line saying what was left.
 #
 # Exit status: 0 if every program passed or skipped, 1 otherwise; 4 when
-# not inside a tools/vm-run guest (this script unloads modules).
+# not inside a selftests/qemu/vm-run guest (this script unloads modules).
 set -euo pipefail
 export LC_COLLATE=C
 
@@ -40,8 +40,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/lib/reset.sh"
 
 if ! kvod_in_guest; then
-	echo "run_guest.sh: refusing to run outside a tools/vm-run guest; use tools/run-tests" >&2
-	echo "1..0 # SKIP not inside a tools/vm-run guest"
+	echo "run_guest.sh: refusing to run outside a selftests/qemu/vm-run guest; use selftests/run-tests" >&2
+	echo "1..0 # SKIP not inside a selftests/qemu/vm-run guest"
 	exit 4
 fi
 
@@ -121,7 +121,7 @@ health_after() {
 
 # Leaks are looked for once, at the end: a kmemleak scan of the guest
 # takes 35 s or more on the debug kernel, which after every program cost
-# each guest about 20 minutes of the suite. tools/vm-run scans twice
+# each guest about 20 minutes of the suite. selftests/qemu/vm-run scans twice
 # after the last program and fails the run for any unreferenced object,
 # naming the program during which it was allocated (kmemleak_programs in
 # lib/health.sh) from the jiffies in each program's start mark. Objects

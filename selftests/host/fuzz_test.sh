@@ -6,7 +6,7 @@
 # more, two at a time, with selftests/fuzz/run.sh, whose KTAP this is.
 # A seed that crashes (every crash found is kept as one) or a new crash
 # within the time fails. "make fuzz" runs them for minutes each.
-# Skips without clang (tools/setup.sh installs it).
+# Skips without clang (selftests/qemu/setup.sh installs it).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +17,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 if ! command -v clang >/dev/null; then
 	ktap_header
 	ktap_plan 1
-	ktap_skip "fuzz targets" "clang is not installed (tools/setup.sh)"
+	ktap_skip "fuzz targets" "clang is not installed (selftests/qemu/setup.sh)"
 	ktap_finish
 fi
 if ! out=$(make -s -C "$REPO/selftests/fuzz" 2>&1); then

@@ -39,7 +39,7 @@ check_eq "descriptions are not globbed, messages keep their lines" \
 	"# x|#  y|ok 1 [kvod] *|ok 2 [k] * # SKIP rc=0" \
 	"$(child 'cd "$(mktemp -d)" && touch k v; ktap_print_msg "x
  y"; ktap_pass "[kvod] *"; ktap_skip "[k] *"')"
-check_eq "no helpers: bail out" "Bail out! no /nonexistent: run tools/setup.sh rc=1" \
+check_eq "no helpers: bail out" "Bail out! no /nonexistent: run selftests/qemu/setup.sh rc=1" \
 	"$(KTAP_HELPERS=/nonexistent child 'ktap_pass a')"
 check_eq "check_eq shows both values" "# expected: 'x'|# actual:   'y'|not ok 1 d rc=0" \
 	"$(child 'check_eq d x y')"
@@ -60,10 +60,10 @@ check_eq "check_ok fails on a failure" "not ok 1 d rc=0" \
 check_eq "check_fail fails on a success" "not ok 1 d rc=0" \
 	"$(child 'check_fail d true | grep -v "^#"')"
 check_eq "kvod_load refuses outside the guest" \
-	"Bail out!  refusing to insmod kvod outside a tools/vm-run guest|# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0 rc=1" \
+	"Bail out!  refusing to insmod kvod outside a selftests/qemu/vm-run guest|# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0 rc=1" \
 	"$(child 'kvod_load')"
 check_eq "kvod_require_guest skips outside the guest" \
-	"1..0 # SKIP not inside a tools/vm-run guest; refusing to load modules here rc=4" \
+	"1..0 # SKIP not inside a selftests/qemu/vm-run guest; refusing to load modules here rc=4" \
 	"$(child 'kvod_require_guest; echo still here')"
 check_eq "time_limit as is by default" 5 "$(env -u KVOD_TIMEOUT_SCALE bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"
 check_eq "time_limit stretched by KVOD_TIMEOUT_SCALE" 20 "$(KVOD_TIMEOUT_SCALE=4 bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host-side test of the test runner (selftests/lib/runner.sh, as used by
-# selftests/run_guest.sh) and of tools/run-tests' counting, on made-up
+# selftests/run_guest.sh) and of selftests/run-tests' counting, on made-up
 # test programs. Boots nothing, loads nothing.
 set -euo pipefail
 # The expected timeouts below are unscaled, and the plans are of the
@@ -87,7 +87,7 @@ check_eq "KVOD_TIMEOUT_SCALE multiplies" 4 "$(KVOD_TIMEOUT_SCALE=4 test_timeout 
 # Counting: pass.sh 1 pass 1 skip; fail.sh 1 pass 1 fail; skip.sh 1 skip;
 # crash.sh 1 pass + 1 for dying; slow.sh, noexec_test, missing.sh 1 fail
 # each; plain_test 1 pass.
-count=$("$REPO/tools/run-tests" --count "$TMP/run.log") && rc=0 || rc=$?
+count=$("$REPO/selftests/run-tests" --count "$TMP/run.log") && rc=0 || rc=$?
 check_eq "counts leaves and programs" "4 passed, 5 failed, 2 skipped" \
 	"$(tail -n1 <<<"$count")"
 check_eq "counting exits 1 on failures" 1 "$rc"
@@ -101,12 +101,12 @@ check_eq "a failed program whose leaves failed is noted, not counted" \
 sed '/^# selftests: t: crash.sh/,$d' "$TMP/run.log" >"$TMP/dead.log"
 echo "# selftests: t: crash.sh" >>"$TMP/dead.log"
 echo "  ok 1 before the crash" >>"$TMP/dead.log"
-count=$("$REPO/tools/run-tests" --count "$TMP/dead.log") || true
+count=$("$REPO/selftests/run-tests" --count "$TMP/dead.log") || true
 check_eq "unreported programs count as failed" "3 passed, 6 failed, 2 skipped" \
 	"$(tail -n1 <<<"$count")"
 
 : >"$TMP/empty.log"
-count=$("$REPO/tools/run-tests" --count "$TMP/empty.log") || true
+count=$("$REPO/selftests/run-tests" --count "$TMP/empty.log") || true
 check_eq "a log without KTAP is one failure" "0 passed, 1 failed, 0 skipped" \
 	"$(tail -n1 <<<"$count")"
 
@@ -116,14 +116,14 @@ printf '%s\n' 'TAP version 13' 1..1 '# selftests: t: d.sh' '  1..2' \
 	'  # old' '  ok 1 a' '  # one' '  # two' "  # expected: 'x'" \
 	"  # actual:   'y'" '  not ok 2 b' 'not ok 1 selftests: t: d.sh # exit=1' \
 	>"$TMP/diag.log"
-count=$("$REPO/tools/run-tests" --count "$TMP/diag.log") || true
+count=$("$REPO/selftests/run-tests" --count "$TMP/diag.log") || true
 check_eq "a failed check's summary says what differed" \
 	"FAIL diag: d.sh: b|    # two|    # expected: 'x'|    # actual:   'y'" \
 	"$(sed -n '/^FAIL/,/^NOTE/p' <<<"$count" | grep -v '^NOTE' | paste -sd'|')"
 
 printf 'TAP version 13\n1..1\n# selftests: t: a.sh\n  ok 1 x\nok 1 selftests: t: a.sh\n' >"$TMP/ok.log"
 rc=0
-"$REPO/tools/run-tests" --count "$TMP/ok.log" >/dev/null || rc=$?
+"$REPO/selftests/run-tests" --count "$TMP/ok.log" >/dev/null || rc=$?
 check_eq "counting exits 0 when all passed" 0 "$rc"
 
 # An after-hook that finds a problem fails a program that passed, and
@@ -139,7 +139,7 @@ check_eq "an after-hook's failure fails the program" \
 	"not ok 1 selftests: t: pass.sh # after: kernel report during pass.sh|ok 2 selftests: t: skip.sh # SKIP" \
 	"$(grep -E '^(not )?ok ' <<<"$out" | paste -sd'|')"
 check_eq "an after-hook's comments reach the log" 2 "$(grep -c '^# looked after' <<<"$out")"
-count=$("$REPO/tools/run-tests" --count <(printf '%s\n' "$out")) || true
+count=$("$REPO/selftests/run-tests" --count <(printf '%s\n' "$out")) || true
 check_eq "a program failed by its after-hook counts once" "1 passed, 1 failed, 2 skipped" \
 	"$(tail -n1 <<<"$count")"
 
@@ -191,7 +191,7 @@ check_eq "a tier-debug program named runs in make test's tier" "b.sh@siw" \
 # The shards of KVOD_SHARD=I/N are the whole suite once: every program
 # in exactly one shard.
 plan() {
-	env -u KVOD_TESTS "$REPO/tools/run-tests" --plan "$@"
+	env -u KVOD_TESTS "$REPO/selftests/run-tests" --plan "$@"
 }
 all=$(KVOD_GUESTS=1 plan | cut -d: -f2- | tr ' ' '\n' | sed '/^$/d' | sort)
 shards=$(for i in 1 2 3; do KVOD_SHARD=$i/3 KVOD_GUESTS=1 plan; done |
@@ -211,6 +211,6 @@ done
 
 rc=0
 out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?
-check_eq "run_guest.sh refuses to run on the host" "4|1..0 # SKIP not inside a tools/vm-run guest" "$rc|$out"
+check_eq "run_guest.sh refuses to run on the host" "4|1..0 # SKIP not inside a selftests/qemu/vm-run guest" "$rc|$out"
 
 ktap_finish

@@ -4,7 +4,7 @@
 # Host-side test of the tc plugin's iproute2 pin: tools/tc refuses to
 # build q_tsock.so for a tc of another iproute2 release than the one
 # tc_plugin.h was written against, and builds it for the installed tc
-# (tools/setup.sh installs that release). Loads nothing.
+# (selftests/qemu/setup.sh installs that release). Loads nothing.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)

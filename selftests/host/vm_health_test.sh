@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host-side test of tools/vm-run's kernel health verdict (vm-run
-# --check-log) on synthetic kernel logs, of tools/kvm-probe's contract,
+# Host-side test of selftests/qemu/vm-run's kernel health verdict (vm-run
+# --check-log) on synthetic kernel logs, of selftests/qemu/kvm-probe's contract,
 # and of vm-run's guest side when its output is not a virtio-serial port.
 # Boots nothing. A real WARN was also seen failing a run, from a module
 # that WARNs on load:
-#	tools/vm-run -- insmod warn.ko		# exits 125
+#	selftests/qemu/vm-run -- insmod warn.ko		# exits 125
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -14,7 +14,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 # shellcheck source=selftests/lib/ktap.sh
 . "$REPO/selftests/lib/ktap.sh"
 
-VM_RUN=$REPO/tools/vm-run
+VM_RUN=$REPO/selftests/qemu/vm-run
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -161,7 +161,7 @@ check_eq "bad usage exits 126" 126 "$rc"
 # kvm-probe: a verdict within its timeout, whatever this machine is.
 start=$SECONDS
 rc=0
-out=$(timeout 30 "$REPO/tools/kvm-probe" --timeout 5) || rc=$?
+out=$(timeout 30 "$REPO/selftests/qemu/kvm-probe" --timeout 5) || rc=$?
 ktap_print_msg "kvm-probe: $out (exit $rc)"
 if { [ "$rc" = 0 ] && [ "$out" = "KVM works" ]; } ||
 	{ [ "$rc" = 1 ] && [[ $out == "no KVM: "* ]]; }; then

@@ -3,7 +3,7 @@
  * kvod catalog ABI tests: every ioctl of /dev/kvod, every rejection the
  * uapi header documents, and that a rejected call changes nothing.
  *
- * Runs only inside the tools/vm-run guest (it skips elsewhere). main()
+ * Runs only inside the selftests/qemu/vm-run guest (it skips elsewhere). main()
  * loads the RDMA core and kmod/kvod.ko (see kvod_ko_path()) before the
  * harness starts and removes kvod.ko at exit, so the program is
  * self-contained for run_guest.sh; KVOD_NO_LOAD=1 uses the module already

@@ -30,7 +30,7 @@
  * The kernel needs CONFIG_FAULT_INJECTION, FAILSLAB, FAIL_PAGE_ALLOC and
  * FAULT_INJECTION_DEBUG_FS: Debian's does not have them, and there every
  * test reports "SKIP no fault injection in this kernel". Runs only inside
- * the tools/vm-run guest: main() loads the RDMA core, sets up Soft-RoCE
+ * the selftests/qemu/vm-run guest: main() loads the RDMA core, sets up Soft-RoCE
  * (as selftests/lib/rxe.sh does) and kvod.ko, and removes them at exit.
  */
 #define _GNU_SOURCE
@@ -227,7 +227,7 @@ static int state_clear(int dev)
 
 /*
  * The whole of kmemleak's report, or NULL. Reports are never cleared
- * (tools/vm-run's scans after the last program see them again), so main()
+ * (selftests/qemu/vm-run's scans after the last program see them again), so main()
  * keeps the report from before the tests and only reports not in it count.
  */
 static char *leaks_before;
@@ -936,7 +936,7 @@ int main(int argc, char **argv)
 		return test_harness_run(argc, argv);
 	if (!kvod_in_guest()) {
 		ksft_print_header();
-		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
+		ksft_exit_skip("not inside a selftests/qemu/vm-run guest; refusing to load modules here\n");
 	}
 	have_fault = fault_available();
 	if (!have_fault)	/* every test says why it skips */

@@ -17,7 +17,7 @@
 #				that injected nothing tested nothing)
 #	leak_mark, leak_check	kmemleak: note what is reported so far; fail
 #				if a report not noted goes through kvod (the
-#				reports are never cleared: tools/vm-run's
+#				reports are never cleared: selftests/qemu/vm-run's
 #				scans after the last program see them again)
 #
 # Every injected failure is silent (verbose 0): a dump would read as a

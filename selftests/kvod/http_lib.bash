@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Shared by the http_*.sh tests (sourced; not a test), and their preamble:
-# it sources ktap.sh and skips outside a tools/vm-run guest. Each test loads
+# it sources ktap.sh and skips outside a selftests/qemu/vm-run guest. Each test loads
 # kvod, registers movies from the guest's /tmp, listens on 127.0.0.1 (or a
 # 198.18.0.0/15 address in a netns), and unloads at the end.
 #

@@ -29,7 +29,7 @@
  * interleaving does not. Addresses are only ever 127.0.0.1 and
  * 198.18.0.0/15, pushes go to 127.0.0.1 only, at 100 kbit/s at most, and
  * kvod is loaded with max_resident_mb=64, which bounds what random sizes
- * can allocate. Runs only inside the tools/vm-run guest.
+ * can allocate. Runs only inside the selftests/qemu/vm-run guest.
  */
 #define _GNU_SOURCE
 #include <ctype.h>

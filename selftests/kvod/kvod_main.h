@@ -3,7 +3,7 @@
  * The main() of a kselftest_harness.h program that tests a freshly loaded
  * kvod.ko: include after kselftest_harness.h and call kvod_harness_main().
  *
- * It lists tests (-l, -h) without loading anything; outside a tools/vm-run
+ * It lists tests (-l, -h) without loading anything; outside a selftests/qemu/vm-run
  * guest it skips; KVOD_NO_LOAD=1 tests the module already loaded. Else it
  * removes a stale kvod.ko, runs the program's setup, loads the RDMA core
  * (which insmod does not), loads kvod.ko from kvod_ko_path() with the
@@ -67,7 +67,7 @@ static int kvod_harness_main(int argc, char **argv, const char *ko,
 
 	if (!kvod_in_guest()) {
 		ksft_print_header();
-		ksft_exit_skip("not inside a tools/vm-run guest; refusing to load modules here\n");
+		ksft_exit_skip("not inside a selftests/qemu/vm-run guest; refusing to load modules here\n");
 	}
 	if (access(ko, R_OK)) {
 		ksft_print_header();

@@ -369,7 +369,7 @@ static inline bool kvod_in_guest(void)
 
 /*
  * Where kvod.ko is: in $KVOD_KMOD_DIR (make test-debug's build), else in
- * $KVOD_REPO/kmod (tools/vm-run sets it), else in kmod/ two levels above
+ * $KVOD_REPO/kmod (selftests/qemu/vm-run sets it), else in kmod/ two levels above
  * this program (selftests/kvod/), as selftests/lib/ktap.sh's kmod_load().
  */
 static inline void kvod_ko_path(char *buf, size_t len)

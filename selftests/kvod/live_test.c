@@ -6,7 +6,7 @@
  * semantics, chunk completion as INFO shows it, DEL of a channel with a
  * writer (one stuck in a page fault too), and the resident accounting.
  *
- * Runs only inside the tools/vm-run guest, on a module it loads itself
+ * Runs only inside the selftests/qemu/vm-run guest, on a module it loads itself
  * (kvod_main.h). What readers see is for live_http.sh.
  */
 #define _GNU_SOURCE

@@ -2,7 +2,7 @@
 #
 # Shared by the race_*.sh stress tests and the fault_*.sh tests in kernel
 # threads (sourced; not a test). It is their whole preamble: it sources
-# ktap.sh and rxe.sh and skips outside a tools/vm-run guest; the RDMA
+# ktap.sh and rxe.sh and skips outside a selftests/qemu/vm-run guest; the RDMA
 # helpers keep their files in $RACE_TMP.
 #
 # A stress test runs client loops in the background while its main loop

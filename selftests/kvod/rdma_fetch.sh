@@ -85,7 +85,7 @@ done
 check_eq "12 random ranges, byte-exact" "" "$bad"
 
 # 6.12's siw wrote past a header that came in three pieces and crashed
-# (Documentation/rdma.rst, "Deep READ queues"; tools/siw/0003).
+# (Documentation/rdma.rst, "Deep READ queues"; selftests/qemu/siw/0003).
 desc="64 READs outstanding, their requests cut across 1500-byte segments: byte-exact"
 if lo_cut; then
 	got=$(timeout "$(time_limit 120)" "$KVOD_FETCH" -q --chunk 4k --depth 64 \

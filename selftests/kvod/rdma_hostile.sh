@@ -128,7 +128,7 @@ check_eq "READs past the end, across it, past the table, before the start" \
 # A client that deregisters its sink with its READs in flight: each READ
 # still ends, and the kernel log stays clean (the runner's check after the
 # program: siw released the memory in softirq, where it may sleep, before
-# tools/siw/0004; see Documentation/testing.rst).
+# selftests/qemu/siw/0004; see Documentation/testing.rst).
 out=$("$RDMA_CLIENT" "$RXE_ADDR" dereg alpha 2>&1)
 ktap_print_msg "$out"
 check_eq "a sink deregistered with 5 READs in flight: every READ ends" \

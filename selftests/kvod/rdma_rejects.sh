@@ -7,7 +7,7 @@
 # server closes a rejected connection at once, so its reply and its FIN
 # often travel together: over siw that lost the reply (a reject came as
 # RDMA_CM_EVENT_REJECTED -ECONNRESET without private data) until
-# tools/siw/0002-siw-mpa-reply-with-fin.patch; rdma_hostile.sh met it
+# selftests/qemu/siw/0002-siw-mpa-reply-with-fin.patch; rdma_hostile.sh met it
 # once in a whole-suite run. This test makes 180 rejects (the unpatched
 # siw.ko lost 2 of 450 in one run with KVOD_REJECT_ROUNDS=150).
 #

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Shared by the tsock_*.sh and push_*.sh tests (sourced; not a test), and
-# their preamble: it sources ktap.sh, skips outside a tools/vm-run guest
+# their preamble: it sources ktap.sh, skips outside a selftests/qemu/vm-run guest
 # and bails out unless the helpers and modules are built.
 #
 # Topology: two network namespaces joined by a veth pair,

@@ -1,20 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Tests load kernel modules: they must run in the throw-away guest that
-# tools/vm-run boots, never on the build machine. vm-run exports
+# selftests/qemu/vm-run boots, never on the build machine. vm-run exports
 # KVOD_IN_GUEST=1 in the guest, and virtme-ng's guest kernel command line
 # carries virtme_ parameters; we want both.
 
-# kvod_in_guest: true inside a tools/vm-run guest.
+# kvod_in_guest: true inside a selftests/qemu/vm-run guest.
 kvod_in_guest() {
 	[ "${KVOD_IN_GUEST:-}" = 1 ] && grep -qs 'virtme_' /proc/cmdline
 }
 
 # kvod_require_guest: leave with kselftest's skip status (4) and a KTAP
-# line saying why, unless we are inside a tools/vm-run guest.
+# line saying why, unless we are inside a selftests/qemu/vm-run guest.
 kvod_require_guest() {
 	kvod_in_guest && return 0
-	echo "1..0 # SKIP not inside a tools/vm-run guest; refusing to load modules here"
+	echo "1..0 # SKIP not inside a selftests/qemu/vm-run guest; refusing to load modules here"
 	exit 4
 }
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# What a healthy guest kernel never logs. tools/vm-run fails a run whose
+# What a healthy guest kernel never logs. selftests/qemu/vm-run fails a run whose
 # kernel log matches any of these (extended regexps, case-sensitive), and
 # selftests/run_guest.sh checks the log after every test program with the
 # same list, so that a report names the program that caused it.

@@ -13,7 +13,7 @@
 #	ktap_finish
 #
 # KTAP output is the kernel's own: tools/testing/selftests/kselftest/
-# ktap_helpers.sh from linux-source-6.12 (tools/setup.sh unpacks it;
+# ktap_helpers.sh from linux-source-6.12 (selftests/qemu/setup.sh unpacks it;
 # $KTAP_HELPERS overrides the path). This file wraps it in kvod's names
 # and adds what it lacks: messages of several lines, skip reasons, the
 # checks below.
@@ -28,7 +28,7 @@ KTAP_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KVOD_REPO=${KVOD_REPO:-$(cd "$KTAP_LIB_DIR/../.." && pwd)}
 KTAP_HELPERS=${KTAP_HELPERS:-/usr/src/linux-source-6.12/tools/testing/selftests/kselftest/ktap_helpers.sh}
 if ! [ -r "$KTAP_HELPERS" ]; then
-	echo "Bail out! no $KTAP_HELPERS: run tools/setup.sh"
+	echo "Bail out! no $KTAP_HELPERS: run selftests/qemu/setup.sh"
 	exit 1
 fi
 # shellcheck source=/dev/null
@@ -225,7 +225,7 @@ kmod_load() {
 
 	shift
 	kvod_in_guest ||
-		ktap_bail_out "refusing to insmod $name outside a tools/vm-run guest"
+		ktap_bail_out "refusing to insmod $name outside a selftests/qemu/vm-run guest"
 	[ "$name" != kvod ] || modprobe -q -a ib_core rdma_cm
 	insmod "${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/$name.ko" "$@" &&
 		wait_for 5 test -d "/sys/module/$name"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The Soft-RoCE topology of kvod's RDMA tests and benchmark. Source it
-# after ktap.sh (tests) or on its own (bench), inside a tools/vm-run guest.
+# after ktap.sh (tests) or on its own (bench), inside a selftests/qemu/vm-run guest.
 #
 # rxe in 6.12 works only in the initial network namespace, so everything
 # lives there: a veth pair kvodr0/kvodr1, 198.18.0.1/24 on kvodr0 and an

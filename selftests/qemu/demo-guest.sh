@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The demo's steps, run inside the tools/vm-run guest by tools/demo, which
+# The demo's steps, run inside the selftests/qemu/vm-run guest by selftests/qemu/demo, which
 # passes the sample in KVOD_DEMO_SAMPLE and its bit rate (bits/s) in
 # KVOD_DEMO_BITRATE. Each step is one function, run in order by
 # run_steps at the bottom; a step says whether it worked with its status
@@ -10,7 +10,7 @@
 # after the module is unloaded.
 set -euo pipefail
 
-REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 # shellcheck source=selftests/lib/ktap.sh
 . "$REPO/selftests/lib/ktap.sh"
 # shellcheck source=selftests/lib/rxe.sh
@@ -20,8 +20,8 @@ FETCH=$REPO/tools/kvod-fetch
 PROXY=$REPO/tools/kvod-proxy
 HTTP_PORT=8080
 PROXY_EP=127.0.0.1:8554
-SAMPLE=${KVOD_DEMO_SAMPLE:?tools/demo sets it}
-BITRATE=${KVOD_DEMO_BITRATE:?tools/demo sets it}
+SAMPLE=${KVOD_DEMO_SAMPLE:?selftests/qemu/demo sets it}
+BITRATE=${KVOD_DEMO_BITRATE:?selftests/qemu/demo sets it}
 
 # show CMD...: print CMD as typed, then run it.
 show() {
@@ -213,7 +213,7 @@ run_steps() {
 	local i=0 step title fn
 
 	if ! kvod_in_guest; then
-		echo "demo-guest.sh: tools/demo runs this inside the guest" >&2
+		echo "demo-guest.sh: selftests/qemu/demo runs this inside the guest" >&2
 		return 1
 	fi
 	for step in "${STEPS[@]}"; do

@@ -92,7 +92,7 @@ fi
 # virtme-ng boots the Debian kernel with the host's root filesystem. It
 # goes into a venv of its own: Debian's python3 refuses pip installs into
 # the system (PEP 668: /usr/lib/python3.11/EXTERNALLY-MANAGED). Pinned to
-# the version the suite runs on (tools/vm-run edits its QEMU arguments).
+# the version the suite runs on (selftests/qemu/vm-run edits its QEMU arguments).
 if [ ! -x "$VENV/bin/vng" ]; then
 	$SUDO /usr/bin/python3 -m venv "$VENV"
 	$SUDO "$VENV/bin/pip" install -q "virtme-ng==$VNG_VERSION"
