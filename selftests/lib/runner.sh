@@ -144,6 +144,20 @@ base_timeout() {
 	echo "${KVOD_TEST_TIMEOUT:-300}"
 }
 
+# proc_forks VAR: set VAR to the processes started since boot (the
+# "processes" line of /proc/stat), read without starting one.
+proc_forks() {
+	local key val rest
+
+	printf -v "$1" 0
+	while read -r key val rest; do
+		if [ "$key" = processes ]; then
+			printf -v "$1" %s "$val"
+			return
+		fi
+	done </proc/stat
+}
+
 # run_suite SUITE HOOK PATH...: run the programs in order; call HOOK NAME
 # (a function, or "" for none) before each. If RUN_SUITE_AFTER names a
 # function, it is called as RUN_SUITE_AFTER NAME after each program has
@@ -153,7 +167,7 @@ base_timeout() {
 # it. Returns 0 if all passed or skipped, 1 otherwise.
 run_suite() {
 	local suite=$1 hook=$2 n=0 failed=0 path name t rc start elapsed log
-	local after after_rc after_out transport file
+	local after after_rc after_out transport file forks forks_end
 	local logdir=
 	local -a cmd env
 
@@ -197,6 +211,7 @@ run_suite() {
 			log=$logdir/$name.log
 		fi
 		start=$SECONDS
+		proc_forks forks
 		if (cd "$(dirname "$path")" &&
 			env "${env[@]}" timeout --kill-after=10 "$t" "${cmd[@]}" \
 				</dev/null 2>&1) |
@@ -206,7 +221,9 @@ run_suite() {
 			rc=${PIPESTATUS[0]}
 		fi
 		elapsed=$((SECONDS - start))
+		proc_forks forks_end
 		echo "# $name: exit $rc after $elapsed s"
+		echo "# $name: $((forks_end - forks)) processes started"
 		if [ "$rc" = 137 ] && [ "$elapsed" -ge "$t" ]; then
 			rc=124
 		fi
