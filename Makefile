@@ -3,7 +3,10 @@
 # kvod top-level Makefile.
 #
 #   make              build kmod/*.ko against KDIR, and the tools
-#   make check        sparse (C=2) and checkpatch --strict, fail on any finding
+#   make check        sparse (C=2), checkpatch --strict and kernel-doc -Wall,
+#                     fail on any finding
+#   make htmldocs     Documentation/ as HTML in build/htmldocs (Sphinx, with
+#                     the kernel's kernel-doc directive from KSRC)
 #   make test         boot the Debian 6.12 kernel in QEMU and run selftests/
 #   make debug-kernel build the debug kernel once (selftests/qemu/debug-kernel)
 #   make test-debug   the whole suite on the debug kernel (KASAN, lockdep,
@@ -33,7 +36,8 @@ export KVER KDIR KSRC
 
 SETUP := selftests/qemu/setup.sh
 
-.PHONY: all modules tools selftests check sparse checkpatch test demo \
+.PHONY: all modules tools selftests check sparse checkpatch kerneldoc \
+	htmldocs test demo \
 	install dkms-install bench clean setup debug-kernel debug-modules \
 	test-debug siw fuzz
 
@@ -84,7 +88,15 @@ checkpatch:
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,CAMELCASE \
 		-f $(KERNEL_FILES)
 
-check: sparse checkpatch
+# Every kernel-doc comment and DOC: block of the modules well-formed.
+kerneldoc:
+	@out=$$($(KSRC)/scripts/kernel-doc -none -Wall $(KERNEL_FILES) 2>&1); \
+		[ -z "$$out" ] || { echo "$$out" >&2; false; }
+
+check: sparse checkpatch kerneldoc
+
+htmldocs:
+	KSRC=$(KSRC) sphinx-build -W -q -b html Documentation build/htmldocs
 
 # Two guests: software emulation runs a guest on one host core, so one
 # guest would leave the second core idle and take the CI past its hour.

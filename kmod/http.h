@@ -140,9 +140,11 @@ struct http_tx {
  * @rx_parse: @rx may hold a whole head (or a fatal byte): parse it
  * @rx_len: bytes in @rx
  * @tx: the response in flight (state HTTP_SEND)
- * @data_ready, @write_space, @state_change: the socket's own callbacks
- *	(those of a plain TCP socket), recorded when it is accepted and put
- *	back under sk_callback_lock before it is released
+ * @data_ready: the socket's own callback (a plain TCP socket's),
+ *	recorded when it is accepted and put back under sk_callback_lock
+ *	before it is released
+ * @write_space: likewise
+ * @state_change: likewise
  * @rx: HTTP_HDR_MAX bytes for received, not yet parsed bytes; pipelined
  *	requests wait here
  */

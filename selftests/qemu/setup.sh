@@ -32,6 +32,7 @@ APT_PKGS=(
 	ffmpeg vlc-bin vlc-plugin-base libvlccore-dev curl nginx-light jq ethtool tcpdump
 	procps psmisc
 	libmnl-dev libcap-dev pkg-config man-db shellcheck gnuplot-nox
+	python3-sphinx
 	clang llvm libclang-rt-dev
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64 iproute2)
