@@ -1,84 +1,107 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Live channels: a resident ring of chunks that one writer keeps filling
- * and any number of readers follow.
- *
- * A channel is a struct kvod_movie whose @live points here, so it shares
- * the catalog's name space, references, DEL and resident accounting with
- * movies. Its ring has nr_chunks slots; chunk S (numbered from 0 in the
+ * and any number of readers follow. A channel is a struct kvod_movie whose
+ * @live points here, so it shares the catalog's names, references, DEL
+ * and resident accounting with movies. Chunk S (numbered from 0 in the
  * order the writer completes them) lives in slot S % nr_chunks until the
  * writer starts chunk S + nr_chunks there. A slot's memory is one
- * compound page of 1 << order pages, zero-filled when allocated; a slot
- * page used again keeps what an earlier chunk of the channel left past
- * the new one's end, which no reader is given (readers get @len bytes,
- * and the mirror copies as many).
+ * compound page of 1 << order pages, zero-filled when allocated; what an
+ * earlier chunk left past a shorter one's end is never given to a reader
+ * (readers get @len bytes, and the mirror copies as many).
  *
- * Readers never see a torn or overwritten chunk. A reader takes a chunk
- * with kvod_live_take(), which under @lock checks that the slot still
- * holds it and takes a page reference; TCP then takes references of its
- * own for what it queues (MSG_SPLICE_PAGES), and those last until the
- * bytes are acknowledged. Before the writer writes into a slot it marks
- * the slot empty under @lock, so no reader can take it any more, and looks
- * at the page's reference count: if anybody but the ring still holds the
- * page (a reader between chunks, or a TCP queue), the writer puts a fresh
- * page in the slot and drops the ring's reference to the old one, which
- * is freed when the last holder lets go. So the writer never waits for a
- * reader and never writes into a page anybody else can see. A slow reader
- * pins the chunk it sends and every chunk its send queue holds bytes of,
- * each a whole slot page, not counted as resident: with small chunks that
- * would be many times its send buffer, so an HTTP response bounds the
- * chunks it has in TCP's queue (http_live.c). A
- * reader that wants a chunk the ring has already overwritten skips ahead
- * to the newest complete one and the skip is counted (@overruns).
+ * The DOC: blocks below are the rules; Documentation/live.rst includes
+ * them.
+ */
+
+/**
+ * DOC: Overwrite without tearing
  *
- * The RDMA mirror (KVOD_LIVE_RDMA). RDMA clients READ memory that was
- * registered once per connection, so the pages they see cannot be
- * swapped as above; and the writer must never wait for them. So a channel
- * created for RDMA keeps a second ring with fixed pages, in the movie's
- * own @chunks (a movie of @length bytes to rdma_conn.c): chunk 0 holds a
+ * A reader never gets a torn or overwritten chunk, and the writer never
+ * waits for a reader:
+ *
+ * * A reader takes a chunk with kvod_live_take(). Under the ring's
+ *   spinlock it checks that the slot still holds that chunk and takes a
+ *   reference on its page. TCP then takes references of its own for what
+ *   it queues (``MSG_SPLICE_PAGES``), and keeps them until the bytes are
+ *   acknowledged.
+ * * Before the writer writes into a slot, it marks the slot empty under
+ *   the spinlock, so nobody can take the slot's page any more, and looks
+ *   at the page's reference count. If anybody but the ring holds the page
+ *   (a reader between chunks, or a TCP send queue), the writer puts a
+ *   fresh zeroed page into the slot, drops the ring's reference to the old
+ *   one and counts the swap in ``live_swaps``. The old page is freed when
+ *   its last holder lets go.
+ * * A reader that wants a chunk the ring has already overwritten is moved
+ *   ahead to the newest complete chunk, between chunks, and the chunks it
+ *   skipped are added to ``live_overruns``.
+ *
+ * A slow reader thus pins the chunk it is sending and every chunk of
+ * which its send queue holds bytes, each a whole slot page that is not
+ * counted as resident, while TCP charges the socket only the bytes it
+ * queued; an HTTP response therefore bounds the chunks it has in TCP's
+ * queue (``HTTP_LIVE_QUEUED``, kmod/http_live.c).
+ */
+
+/**
+ * DOC: The RDMA mirror
+ *
+ * RDMA clients READ memory that was registered once per connection, so
+ * the pages they see cannot be swapped as above, and the writer must
+ * still not wait for them. A channel created with ``KVOD_LIVE_RDMA``
+ * therefore keeps a second ring with fixed pages, in the movie's own
+ * @chunks (a movie of @length bytes to rdma_conn.c): chunk 0 holds a
  * struct kvod_rdma_live_head and a struct kvod_rdma_live_slot per slot,
  * the others are the slots. When a chunk is complete the writer copies it
- * into its mirror slot, seqlock-style: slot entry's seq to
- * KVOD_RDMA_LIVE_NONE, the bytes, the length, then the chunk's number,
- * then the head's next_seq. A client READs the entry again after the
- * bytes, and keeps them only if it still names the chunk
- * (<linux/kvod_rdma.h>). One copy per chunk, whatever the clients.
+ * into its mirror slot, seqlock-style:
  *
- * Lifetimes: the ring belongs to its movie and is freed by the movie's
- * last kvod_movie_put() (live_release()). The feed file holds a
- * reference on the movie from KVOD_IOC_LIVE_FEED until it is released;
- * every reader holds one through kvod_movie_open(). DEL ends the channel
- * (kvod_live_end()): readers finish their response, the writer gets EPIPE.
- * The writer and DEL queue @fanout without a reference: live_release()
- * cancels it, or waits for its run to end, before the ring goes.
+ * 1. the slot entry's ``seq`` becomes ``KVOD_RDMA_LIVE_NONE``;
+ * 2. the bytes are copied;
+ * 3. the entry gets the chunk's length, then its number;
+ * 4. the head's ``next_seq`` moves on.
  *
- * Watchers. Every follower (an HTTP response, a push, an RDMA connection
- * that takes notes) is a struct kvod_live_watcher on @watchers, told of
- * each completed chunk and of the end. Telling them is not the writer's
- * job: a channel may have thousands, and the writer must not slow down
- * with their number. The writer (and DEL) only queue @fanout, whose work
- * walks the list in process context, with interrupts and preemption on,
- * yielding every FANOUT_BATCH watchers. It tells them of every chunk
- * completed since its last run, in order, one chunk per run (it queues
- * itself again while there is more), then of the end; a chunk the
- * writer overwrote before the work reached it is not told, only counted
- * in the next event's @lost, so a work that fell behind does at most a
- * ring's worth of walks.
+ * A client READs the entry again after the bytes and keeps them only if
+ * it still names the chunk (``<linux/kvod_rdma.h>``). That is one copy per
+ * chunk, whatever the number of clients.
+ */
+
+/**
+ * DOC: Lifetimes and locking
  *
- * Locking: @lock (a spinlock, never held while sleeping or copying, and
- * taken in process context only) guards the slots' page, seq and len,
- * @next_seq, @writer and @ended. The writer, under @wlock, is the only one
- * that changes @next_seq and a claimed slot's page, so it reads them
- * without @lock; the writer and the feed's release read @ended with
- * READ_ONCE() to stop early. @wlock (a mutex) serialises writes on the feed
- * file and guards @fill; it is held across copies from the writer's
- * memory, which may fault for ever. @plock (a mutex held only for a
- * chunk's copy into the mirror) orders publishing a chunk against DEL: a
- * chunk is published, mirror included, only before the end, and the end's
- * head flag comes after the last one. @watch_lock (a mutex) guards
- * @watchers, @told and @told_end, and is held by @fanout across its walk,
- * so a watcher taken off is not being called when kvod_live_unwatch()
- * returns, and watchers are called one at a time.
+ * The ring belongs to its movie and is freed by the movie's last
+ * kvod_movie_put() (live_release()). The feed file holds a reference on
+ * the movie from ``KVOD_IOC_LIVE_FEED`` until it is released; every
+ * reader holds one through kvod_movie_open(). DEL ends the channel
+ * (kvod_live_end()): readers finish their response, the writer gets
+ * ``EPIPE``. The writer and DEL queue @fanout without a reference:
+ * live_release() cancels it, or waits for its run to end, before the ring
+ * goes.
+ *
+ * Every follower (an HTTP response, a push, an RDMA connection that takes
+ * notes) is a struct kvod_live_watcher on @watchers, told of each
+ * completed chunk and of the end by @fanout, not by the writer: the
+ * writer (and DEL) only queue the work, which walks the list in process
+ * context, with interrupts and preemption on, yielding every
+ * ``FANOUT_BATCH`` watchers. It tells of the chunks in order, one chunk
+ * per run (queuing itself again while there is more), then of the end; a
+ * chunk the writer overwrote before the work reached it is not told, only
+ * counted in the next event's @lost, so a work that fell behind does at
+ * most a ring's worth of walks.
+ *
+ * @lock, a spinlock taken in process context only and never held while
+ * sleeping or copying, guards the slots' page, seq and len, @next_seq,
+ * @writer and @ended. The writer, under @wlock, is the only one that
+ * changes @next_seq and a claimed slot's page, so it reads them without
+ * @lock; the writer and the feed's release read @ended with READ_ONCE()
+ * to stop early. @wlock, a mutex, serialises writes on the feed file and
+ * guards @fill; it is held across copies from the writer's memory, which
+ * may fault for ever. @plock, a mutex held only for a chunk's copy into
+ * the mirror, orders publishing a chunk against DEL: a chunk is
+ * published, mirror included, only before the end, and the end's head
+ * flag comes after the last one. @watch_lock, a mutex, guards @watchers,
+ * @told and @told_end and is held by @fanout across its walk, so a
+ * watcher taken off is not being called when kvod_live_unwatch() returns,
+ * and watchers are called one at a time.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
