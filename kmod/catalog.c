@@ -1,17 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The catalog: movies by name.
+ * The catalog: movies by name. A movie's lifetime is in kvod.h ("Movie
+ * lifetimes"); the locking is below. Documentation/kvod.rst includes both.
+ */
+
+/**
+ * DOC: Catalog locking
  *
- * Changes (ADD's insert, DEL, exit) happen under kvod_catalog_lock; lookups
- * from the data paths walk the hash under RCU and take a reference with
- * kref_get_unless_zero(). The catalog's own reference is dropped by DEL
- * after the movie left the hash, so a lookup that races with DEL either
- * misses the movie or holds a reference to a movie that is on its way out;
- * either way it never touches freed memory.
+ * ``kvod_catalog_lock``, a mutex, serialises the catalog's changes (ADD's
+ * insert, DEL, exit) and guards the movie count; LIST takes its snapshot
+ * under it. The data paths never take it: they look a movie up under RCU,
+ * take a reference with kref_get_unless_zero() and read the immutable
+ * fields (name, length, chunks) of the movie they hold. DEL drops the
+ * catalog's reference only after the movie left the hash, so a lookup that
+ * races with DEL either misses the movie or holds a reference to a movie
+ * that is on its way out; either way it never touches freed memory.
+ * Counters are atomics.
  *
- * ADD reads the whole file without the lock (it can take seconds), after a
- * first duplicate check that makes a taken name fail fast; a second check
- * under the lock settles races between concurrent ADDs of one name.
+ * ADD reads the whole file without the lock (it can take seconds), after
+ * a first duplicate check that makes a taken name fail fast; a second
+ * check under the lock, before the insert, settles races between
+ * concurrent ADDs of one name (one gets ``EEXIST``). So a slow read never
+ * blocks queries.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

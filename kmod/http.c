@@ -1,66 +1,121 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * HTTP/1.1 range server: listeners and connections.
+ * HTTP/1.1 range server: listeners and connections. Event driven, with no
+ * thread per connection: each connection is a state machine (http.h) run
+ * by its work with non-blocking socket calls only. The DOC: blocks below
+ * are the rules; Documentation/http.rst includes them.
+ */
+
+/**
+ * DOC: HTTP connection work
  *
- * Event driven, with no thread per connection. A listener is a kernel TCP
- * socket in the listener's namespace whose sk_data_ready queues an accept
- * work; each accepted connection gets a struct http_conn whose socket
- * callbacks (data ready, write space, state change) and whose one timer do
- * nothing but queue the connection's work. That work runs the state
- * machine (http.h: NEW, READ, SEND, DRAIN, LINGER, DEAD) with non-blocking socket
- * calls only, so a worker never sleeps on a client. A work item never runs
- * concurrently with itself, which is what serialises a connection: every
- * field of struct http_conn but @ref and @flags is only touched by it,
- * except the listener's linkage (@node, @peer: srv->lock, also taken by
- * http_stop()'s abort of the connections) and what a live response's
- * watcher reads (@srv and @work, set before the watcher is added).
+ * Each accepted connection gets a struct http_conn whose socket callbacks
+ * (``sk_data_ready``, ``sk_write_space``, ``sk_state_change``) and whose
+ * one timer do nothing but queue the connection's work, with a reference
+ * of its own. That work runs the state machine with non-blocking socket
+ * calls only, and stops when a call would block, so a worker never sleeps
+ * on a client.
  *
- * Deadlines (module parameters): a request head must be complete within
- * http_header_timeout seconds of its first byte (of the connection, for
- * the first request), else 408; a keep-alive connection with nothing to
- * do is closed after http_idle_timeout seconds; a response is reset after
- * http_send_timeout seconds without progress. Progress is, as for nginx's
- * send_timeout, TCP taking more of the response (which it allows once a
- * third of its send buffer drained); once all of it is queued, the client
- * acknowledging a third of what was then unacknowledged; for a live
- * response waiting for its writer, the client acknowledging anything (or
- * having nothing left to). So a client that stops reading, or reads a byte
- * a minute, holds its movie for at most that long after it stalled, a
- * deleted movie included, and its live chunks however long the channel
- * stays idle. TCP keepalive finds dead peers in between.
+ * A work item never runs concurrently with itself, which is what
+ * serialises a connection: every field of struct http_conn but @ref and
+ * @flags is touched by its work only, except the listener's linkage
+ * (@node and @peer, under the listener's spinlock, which http_stop()'s
+ * abort of the connections takes too) and what a live response's watcher
+ * reads (@srv and @work, set before the watcher is added).
  *
- * Delivery. A response is done when the client acknowledged all of it
- * (HTTP_DRAIN), not when TCP took it: only then does the connection let go
- * of the movie (whose pages TCP's queue still references until then), and
+ * An accepted socket is a clone of the listening one and carries its
+ * ``sk_data_ready`` and ``sk_user_data``. conn_start(), in the accept
+ * work, first gives it back a plain TCP socket's, so that no failure path
+ * (a connection refused unanswered, a failed allocation) releases a socket
+ * that points into kvod. The connection's own callbacks and timer are
+ * installed, and its first deadline armed, by the first run of its work
+ * (conn_begin(), state ``HTTP_NEW``): nothing can run the state machine
+ * before it is set up, and nothing but that work can.
+ */
+
+/**
+ * DOC: HTTP delivery
+ *
+ * A response is done when the client acknowledged all of it
+ * (``HTTP_DRAIN``), not when TCP took it. Only then does the connection
+ * let go of the movie, whose pages TCP's queue references until then, and
  * only then does a closing connection start its short linger. With
- * Connection: close the write side is shut right after the last byte, so
- * the FIN follows the data and is acknowledged with it.
+ * ``Connection: close`` the write side is shut right after the last byte
+ * (``SHUT_WR``), so the FIN follows the data and is acknowledged with it.
+ * A keep-alive response without a body holds nothing and does not wait.
  *
- * Limits: http_max_conns connections over all listeners and
- * http_max_conns_per_addr per client address and listener. A connection
- * over a limit is answered 503 at once and closed; past a small slack of
- * such answers in flight, further ones are reset unanswered.
+ * ``HTTP_DRAIN`` waits for the client's acknowledgment of everything
+ * queued, the FIN included when closing. It sets ``SOCK_NOSPACE`` so that
+ * TCP calls ``sk_write_space`` on acknowledgements, and that callback
+ * queues the work only once ``snd_una`` reached ``write_seq``; a reset
+ * wakes the work through ``sk_state_change``. While closing it discards
+ * what the client sends; the client's EOF does not end it, as a client may
+ * half-close and still read.
+ */
+
+/**
+ * DOC: HTTP send progress
  *
- * Lifetimes. A connection holds one reference for its life and one per
- * queued run of its work. conn_start() (in the accept work) first strips
- * the callbacks the accepted socket inherited from the listening socket,
- * so that no failure path releases a socket pointing into kvod; the
- * connection's own callbacks and timer are installed by the first run of
- * its work (conn_begin()), so nothing can run the state machine before it
- * is set up, and nothing but that work can. Teardown happens in the work
+ * A response is reset after ``http_send_timeout`` seconds without
+ * progress. As with nginx's ``send_timeout``, the clock runs between two
+ * steps of progress, not over the whole transfer. Progress is:
+ *
+ * * while the response is still being queued, TCP taking more of it,
+ *   which TCP allows once about a third of its send buffer drained;
+ * * once all of it is queued (``HTTP_DRAIN``), the client acknowledging a
+ *   third of what was then unacknowledged, so the drain takes at most
+ *   three timeouts (drain_progress());
+ * * for a live response that has sent every chunk written so far and
+ *   waits for the writer, the client acknowledging anything, or having
+ *   nothing left to acknowledge (live_acking()). The clock does not stop
+ *   while the response waits: a client that stopped reading would keep
+ *   the chunks in TCP's queue pinned for as long as the channel stays
+ *   idle.
+ *
+ * So a client that stops reading, or reads a byte a minute (TCP opens no
+ * window for that), holds its movie for at most that long after it
+ * stalled, a deleted movie included, and its live chunks however long the
+ * channel stays idle.
+ */
+
+/**
+ * DOC: HTTP connection lifetimes
+ *
+ * A connection holds one reference for its life and one per queued run of
+ * its work (kvod_http_conn_queue()). Teardown happens in the work
  * (conn_close()):
- * restore the socket's callbacks under sk_callback_lock (after which none
- * of ours can run for this socket), shut the timer down, release the
- * socket, let go of the movie, drop the life reference. The last reference
- * unlinks the connection from its listener and frees it. A socket closed
- * gracefully is left to TCP as an orphan that holds its namespace until
- * TCP ends it (conn_may_orphan()); one that is aborted is reset.
  *
- * A listener's http_server outlives its connections: http_stop() restores
- * the listening socket's callback, cancels the accept work, releases the
- * socket, flags every connection to abort (RST, so nothing lingers) and
- * waits until the last one is freed; only then does it destroy the
- * workqueue (which waits for the works that freed them to return) and
+ * 1. restore the socket's callbacks, and clear ``sk_user_data``, under the
+ *    write side of ``sk_callback_lock``; the callbacks read
+ *    ``sk_user_data`` under the read side, so none of ours runs for the
+ *    socket after this;
+ * 2. shut the timer down;
+ * 3. release the socket (reset when aborting: ``SO_LINGER`` 0);
+ * 4. let go of the movie;
+ * 5. drop the life reference.
+ *
+ * The last reference unlinks the connection from its listener and frees
+ * it.
+ *
+ * A socket closed gracefully (on the client's EOF, or at the idle timeout)
+ * is left to TCP as an orphan, which must still get its FIN acknowledged.
+ * tcp_close() stops the timers of a socket that does not hold its
+ * namespace, and accepted sockets of a kernel listener do not, so such an
+ * orphan would never send its FIN again nor die, outside every limit of
+ * kvod's. So conn_close() has the socket hold its namespace first
+ * (conn_may_orphan()), as a userspace server's socket does: TCP sends the
+ * FIN again and ends the orphan within ``tcp_orphan_retries``
+ * (``tcp_fin_timeout`` once the FIN is acknowledged). In a namespace
+ * already going away the socket is reset instead, and so is a connection
+ * closed without a response: one refused past the 503 slack, or one whose
+ * setup failed.
+ *
+ * A listener's struct http_server outlives its connections. http_stop()
+ * restores the listening socket's callback, cancels the accept work,
+ * releases the listening socket, flags every connection to abort
+ * (``HTTP_CONN_STOP``: a reset, so nothing lingers) and queues its work,
+ * and waits until the last connection is freed. Only then does it destroy
+ * the workqueue, which waits for the works that freed them to return, and
  * free the server.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -121,9 +176,7 @@ static atomic_t http_nr_refusing = ATOMIC_INIT(0);
  * @l: the listener
  * @sock: the listening socket
  * @wq: runs @accept_work and every connection's work
- * @accept_work: accepts until the backlog is empty; after an accept that
- *	failed for lack of memory it runs again by itself, since no
- *	callback comes for clients already queued
+ * @accept_work: accepts until the backlog is empty (accept_work())
  * @data_ready: the listening socket's callback before ours
  * @lock: protects @conns, @peers, @nr_conns
  * @conns: every connection not yet freed
@@ -189,11 +242,6 @@ void kvod_http_conn_queue(struct http_conn *conn)
 		kref_put(&conn->ref, conn_release);
 }
 
-/*
- * The socket callbacks. sk_user_data is cleared under the write side of
- * sk_callback_lock before a connection goes away, so a callback that finds
- * it set under the read side may use it.
- */
 /* Data arrived, or the connection's state changed: run the work. */
 static void conn_wake(struct sock *sk)
 {
@@ -265,13 +313,9 @@ static void conn_set_phase(struct http_conn *conn, enum http_phase phase)
 }
 
 /*
- * Whether TCP may keep the socket as an orphan after a graceful close,
- * sending its FIN again until the client acknowledges it or
- * tcp_orphan_retries runs out. tcp_close() stops the timers of a socket
- * that does not hold its namespace, as accepted kernel sockets do not, so
- * such an orphan would neither retransmit nor die. So it holds the
- * namespace from here on, as a userspace server's socket does; in a
- * namespace already going away it is reset instead.
+ * Whether TCP may keep the socket as an orphan after a graceful close; if
+ * so, the socket holds its namespace from here on (DOC: HTTP connection
+ * lifetimes).
  */
 static bool conn_may_orphan(struct sock *sk)
 {
@@ -284,7 +328,7 @@ static bool conn_may_orphan(struct sock *sk)
 	return true;
 }
 
-/* Tear the connection down; see "Lifetimes" at the top. */
+/* Tear the connection down (DOC: HTTP connection lifetimes). */
 static void conn_close(struct http_conn *conn, bool abort)
 {
 	struct sock *sk = conn->sock->sk;
@@ -402,11 +446,7 @@ static int step_read(struct http_conn *conn)
 	return STEP_AGAIN;
 }
 
-/*
- * TCP took all of the response. Shut the write side now if closing, so the
- * FIN follows the data; wait for delivery unless there is nothing to wait
- * for (a keep-alive response without a body holds nothing).
- */
+/* TCP took all of the response: wait for delivery (DOC: HTTP delivery). */
 static int conn_sent(struct http_conn *conn)
 {
 	const struct tcp_sock *tp = tcp_sk(conn->sock->sk);
@@ -447,14 +487,7 @@ static int step_send(struct http_conn *conn)
 	return STEP_ABORT;
 }
 
-/*
- * Wait until the client acknowledged everything. TCP calls our write
- * space callback on acknowledgements while SOCK_NOSPACE is set, and it
- * wakes us only once everything was acknowledged; a reset wakes us through
- * state change.
- * Closing, we discard what the client sends meanwhile; its EOF changes
- * nothing, as it may half-close and still read.
- */
+/* Wait until the client acknowledged everything (DOC: HTTP delivery). */
 static int step_drain(struct http_conn *conn)
 {
 	struct socket *sock = conn->sock;
@@ -482,11 +515,7 @@ static int step_drain(struct http_conn *conn)
 	return conn_next(conn);
 }
 
-/*
- * HTTP_DRAIN's measure of progress: since the send timeout was armed, the
- * client acknowledged at least a third of what was unacknowledged when all
- * of the response had been queued. Three such periods deliver it all.
- */
+/* HTTP_DRAIN's measure of progress (DOC: HTTP send progress). */
 static bool drain_progress(struct http_conn *conn)
 {
 	u32 una = READ_ONCE(tcp_sk(conn->sock->sk)->snd_una);
@@ -497,12 +526,7 @@ static bool drain_progress(struct http_conn *conn)
 	return true;
 }
 
-/*
- * A live response waiting for its writer is not stalled while its client
- * acknowledged something since the send timeout was armed, or has nothing
- * left to: one that stopped reading would keep the chunks in TCP's queue
- * pinned for as long as the channel stays idle.
- */
+/* A live response's measure of progress (DOC: HTTP send progress). */
 static bool live_acking(const struct http_conn *conn)
 {
 	const struct sock *sk = conn->sock->sk;
@@ -546,8 +570,8 @@ static void conn_sock_setup(struct http_conn *conn)
 }
 
 /*
- * The first run of the work (state HTTP_NEW): install the callbacks, then
- * arm the first deadline. Bytes that arrived before are read right after.
+ * The first run of the work (DOC: HTTP connection work). Bytes that
+ * arrived before are read right after.
  */
 static int conn_begin(struct http_conn *conn)
 {
@@ -669,10 +693,9 @@ static int conn_admit(struct http_server *srv, struct http_conn *conn)
 }
 
 /*
- * An accepted socket is a clone of the listening one and carries its
- * sk_user_data and sk_data_ready: give it back a plain TCP socket's, so
- * that from here on releasing it leaves no pointer into kvod behind. Its
- * other callbacks were never changed. Called before anything else.
+ * Give an accepted socket back a plain TCP socket's sk_user_data and
+ * sk_data_ready (DOC: HTTP connection work). Its other callbacks were
+ * never changed.
  */
 static void child_sock_reset(struct http_server *srv, struct socket *sock)
 {
@@ -687,7 +710,7 @@ static void child_sock_reset(struct http_server *srv, struct socket *sock)
 /*
  * Runs in the accept work, which http_stop() cancels before it aborts
  * connections: nothing else can queue this connection's work before
- * kvod_http_conn_queue() below, and its first run sets it up (conn_begin()).
+ * kvod_http_conn_queue() below.
  */
 static void conn_start(struct http_server *srv, struct socket *sock)
 {
@@ -731,7 +754,7 @@ err_free:
 	kfree(conn->rx);
 	kfree(conn);
 err_release:
-	/* Reset: nothing is owed, and an orphan would outlive us (above). */
+	/* Reset: nothing is owed, and an orphan would outlive us. */
 	sock_no_linger(sk);
 	sock_release(sock);
 }

@@ -1,23 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kvod internal interfaces, grouped by the file that owns them.
- *
- * Object lifetimes (see Documentation/kvod.rst for the full picture):
- *
- *   struct kvod_movie: one reference is held by the catalog from ADD until
- *   DEL (or module exit); every reader (an HTTP download, an RDMA
- *   connection, a push) opens it with kvod_movie_open(), which takes a
- *   reference and counts the reader in @active_clients, and lets go with
- *   kvod_movie_close(); lookups that only describe a movie pair
- *   kvod_movie_get() with kvod_movie_put(). The last put frees the memory
- *   and the resident-bytes reservation; the struct itself is freed after
- *   an RCU grace period because lookups walk the catalog under
- *   rcu_read_lock(). Readers walk the memory with kvod_movie_bvecs().
- *
- * Locking: the catalog mutex serialises changes (ADD's insert, DEL, LIST
- * snapshots, exit). Data paths never take it: they look movies up under
- * RCU and read immutable fields (name, length, chunks) of a movie they hold
- * a reference on. Counters are atomics.
+ * kvod internal interfaces, grouped by the file that owns them. The rules
+ * of a movie's life are the DOC: block below; the catalog's locking is in
+ * catalog.c. Documentation/kvod.rst includes both.
  */
 #ifndef _KVOD_H
 #define _KVOD_H
@@ -61,8 +46,28 @@ struct kvod_chunk {
 };
 
 /**
+ * DOC: Movie lifetimes
+ *
+ * ADD (or LIVE_CREATE, for a live channel) creates a struct kvod_movie
+ * with one reference, which the catalog holds until DEL or module exit.
+ * Every reader (an HTTP response until its client acknowledged it, an
+ * RDMA connection, a push) opens it with kvod_movie_open(), which takes a
+ * reference of its own and counts the reader in @active_clients, and lets
+ * go with kvod_movie_close(). Lookups that only describe a movie pair
+ * kvod_movie_get() with kvod_movie_put().
+ * HTTP and push walk the memory with kvod_movie_bvecs(), which points
+ * socket vectors at the movie's pages.
+ *
+ * DEL unlinks the name at once (a new ADD of the name may follow) and
+ * drops the catalog's reference. The last put frees the memory and the
+ * resident-bytes reservation; the struct itself is freed an RCU grace
+ * period later, because lookups walk the catalog under rcu_read_lock(). A
+ * deleted movie that readers still hold is a *zombie* (@unlisted,
+ * counted by ``kvodctl stats``).
+ */
+/**
  * struct kvod_movie - a registered movie, resident in memory
- * @ref: see the lifetime rules above
+ * @ref: see "Movie lifetimes" below
  * @hnode: catalog hash linkage, RCU-protected, under the catalog mutex
  * @rcu: defers freeing the struct past concurrent RCU lookups
  * @name: NUL-terminated name; immutable

@@ -1,25 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Listeners: where kvod accepts clients, per protocol and network namespace.
+ * Listeners: where kvod accepts clients, per protocol and network
+ * namespace. This file owns the list of listeners and their generic state
+ * (address, namespace, counters); each protocol (http.c, rdma.c) registers
+ * a struct kvod_proto_ops to start and stop its own half. The rules are
+ * the DOC: block below, which Documentation/kvod.rst includes.
+ */
+
+/**
+ * DOC: Listener lifetimes
  *
- * This file owns the list of listeners and their generic state (address,
- * namespace, counters); each protocol (http.c, rdma.c) registers a
- * struct kvod_proto_ops to start and stop its own half.
+ * LISTEN creates a listener in the caller's network namespace, and it
+ * lives on ``kvod_listeners`` until UNLISTEN, the namespace's
+ * ``pre_exit``, or module exit. Whichever comes first unlinks it under
+ * ``kvod_listen_lock`` and then, without the lock, calls ``ops->stop()``,
+ * which closes the listening endpoint and every connection accepted
+ * through it, and waits for them; after it returns nothing refers to the
+ * listener and it is freed.
  *
- * Lifetime: a listener is created by LISTEN and lives on kvod_listeners
- * until UNLISTEN, the death of its network namespace (pernet pre_exit), or
- * module exit. Whichever comes first unlinks it under kvod_listen_lock and
- * then, without the lock, calls ops->stop(), which closes the listening
- * endpoint, closes every connection of the listener and waits for them;
- * after it returns nothing refers to the listener and it is freed. The
- * listener does not hold a reference on its namespace (as kernel sockets
- * do not): pre_exit stops it while the namespace is still intact. An HTTP
- * connection's orphan does hold it (http.c), so a namespace with one is
- * dismantled, and its listeners stopped, only once TCP has ended it.
+ * A listener does not hold a reference on its namespace, as kernel
+ * sockets do not: ``pre_exit`` stops it while the namespace is still
+ * intact. An HTTP connection's orphan does hold it (http.c), so a
+ * namespace with one is dismantled, and its listeners stopped, only once
+ * TCP has ended it.
  *
- * Counters are atomics the protocols bump from their data paths; readers
- * (LISTENER_LIST) read them under the lock, which only keeps the listener
- * alive, never the counters consistent with each other.
+ * Counters are atomics the protocols bump from their data paths.
+ * LISTENER_LIST reads them under ``kvod_listen_lock``, which only keeps
+ * the listener alive, never the counters consistent with each other.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

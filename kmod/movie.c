@@ -2,16 +2,33 @@
 /*
  * Movie memory: reservation against the resident cap, allocation in
  * physically contiguous chunks, the one read of the file at registration,
- * and release.
+ * and release. The rules are the DOC: block below, which
+ * Documentation/kvod.rst includes.
+ */
+
+/**
+ * DOC: Movie memory
  *
- * A movie is held in compound pages of up to 2 MiB (order 9). The body is
- * cut into 2 MiB chunks and the tail into descending powers of two, so at
- * most one page is partly used. When a 2 MiB allocation fails the order is
- * lowered for that chunk only; the next chunk tries 2 MiB again. Compound
- * pages matter: TCP takes references on them when it is handed page
- * fragments, and those references keep a page alive after the movie is
- * gone. The unused end of the last page is zeroed, because RDMA exposes
- * whole pages and must never expose stale kernel memory.
+ * ADD reads the file once, from offset 0 to the size it had at the start,
+ * into memory the module owns; the file can be closed, truncated or
+ * rewritten afterwards without effect. ADD reserves the bytes against the
+ * cap before it allocates them; going over is ``ENOSPC``.
+ *
+ * The body is held in order-9 compound pages (2 MiB on x86-64), the tail
+ * in descending powers of two, so at most one page is partly used. If a
+ * 2 MiB allocation fails, that chunk is retried at lower orders, down to
+ * single pages, and the next chunk tries 2 MiB again. High orders use
+ * ``__GFP_NORETRY``; single pages use ``__GFP_RETRY_MAYFAIL``, so a large
+ * ADD fails with ``ENOMEM`` rather than waking the OOM killer. The unused
+ * end of the last page is zeroed, because RDMA exposes whole pages and
+ * must never expose stale kernel memory.
+ *
+ * The pages are compound because the RDMA path registers 2 MiB chunks
+ * with 2 MiB MR pages, and because the TCP and push paths hand page
+ * references to the stack (``MSG_SPLICE_PAGES``), which takes get_page()
+ * references on the head: those keep a page alive after the movie is
+ * freed, until TCP is done with it or the UDP packet that holds it is
+ * freed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -1,72 +1,112 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Paced push: a movie sent as RTP/UDP at a constant rate, every packet
- * stamped with its departure time.
+ * stamped with its departure time, for a qdisc below to release on time
+ * (Documentation/tsock.rst). The DOC: blocks below are the rules;
+ * Documentation/tsock.rst, kvod.rst and live.rst include them.
+ */
+
+/**
+ * DOC: Push schedule
  *
- * kvod does not time the packets itself. A packet is due at start + the
- * time the payload bytes before it take at the push's rate, so a short
- * packet (the end of a movie, or of a live chunk) takes less time and the
- * rate holds. A delayed work item wakes when the next packet is half a
- * window ahead, hands the socket every packet due within the window (at
- * most @window_ms ahead), each with its time as an SCM_TXTIME control
- * message, and goes back to sleep. The qdisc below (tsock, or
- * sch_fq, or sch_etf) holds each packet until its time. So the CPU works
- * in short bursts, a few per window, and the wire sees an even stream,
- * which is the point of Documentation/tsock.rst. Without such a qdisc the
- * packets leave in bursts of up to a window.
+ * kvod does not time the packets itself. A packet is due at the schedule's
+ * start plus the time the payload bytes before it take at the push's
+ * rate: a full packet (1316 bytes) every 1316 x 8 / rate, a shorter one
+ * (the end of a movie, or of a live chunk) sooner, so the rate holds
+ * whatever the sizes. A delayed work item wakes when the next packet is
+ * half a window ahead, hands the socket every packet due within the
+ * window, each with its time as an ``SCM_TXTIME`` control message (as a
+ * userspace ``SO_TXTIME`` sender would), and sleeps again. So the CPU
+ * works in short bursts, a few per window, and the qdisc below (tsock,
+ * sch_fq, or sch_etf with ``CLOCK_TAI``) holds each packet until its time.
+ * Without such a qdisc the packets leave in bursts of up to a window.
  *
- * Packet format (RFC 3550, RFC 2250): a 12-byte RTP header, payload type
- * 33, a random SSRC and initial sequence number, a 90 kHz timestamp
- * that follows the schedule (the departure time less start, so it does
- * not advance across a live writer's pause); then up to 7 TS packets of
- * the movie (a packet may straddle two chunks).
+ * The work sleeps at least a tick: with a window under two ticks the wait
+ * would otherwise round down to 0 and requeue the work at once until the
+ * packet is due, a busy wait, so such a window hands packets over late
+ * instead. It sleeps at most ``PUSH_WAIT_MAX`` ticks, which the timer
+ * wheel keeps to the tick (a longer timer may fire an eighth of its delay
+ * late, which can pass half a window): a slow push looks again, finds
+ * nothing due and sleeps.
+ *
+ * With ``CLOCK_TAI`` the schedule steps with the wall clock. After a step
+ * back the schedule starts over from now, rather than stop for as long as
+ * the step; after a step forward the packets in between are late and
+ * handed over at once, for the qdisc to send or drop by its late policy.
+ */
+
+/**
+ * DOC: Push packets
+ *
+ * A packet is RTP (RFC 3550) carrying MPEG-TS (RFC 2250): a 12-byte RTP
+ * header with payload type 33, a random SSRC and initial sequence number,
+ * and a 90 kHz timestamp that follows the schedule (the departure time
+ * less the start, so it does not advance across a live writer's pause);
+ * then up to 7 TS packets of the movie, which may straddle two chunks.
  *
  * No movie byte is copied. kvod writes each packet's RTP header into a
- * fragment of its own page (the push's page_frag_cache, 12 bytes a packet)
- * and hands UDP the header and the payload as one MSG_SPLICE_PAGES send
- * with its SCM_TXTIME: UDP appends page fragments that point into the
- * header page and the movie's chunks, each holding a page reference, so a
- * packet queued in the qdisc keeps its pages after the push ends and the
- * movie is deleted. The checksum is left to the device where it can
- * (CHECKSUM_PARTIAL). A device without scatter-gather makes UDP copy
- * instead (ip_append_data()).
+ * fragment of its own page (the push's ``page_frag_cache``, 12 bytes a
+ * packet) and hands UDP the header and the payload as one
+ * ``MSG_SPLICE_PAGES`` send with its ``SCM_TXTIME``. UDP appends page
+ * fragments that point into the header page and the movie's chunks, each
+ * holding a page reference, so a packet waiting in the qdisc keeps its
+ * pages after the push is stopped and the movie deleted. The checksum is
+ * left to the device where it can (``CHECKSUM_PARTIAL``). On a device
+ * without scatter-gather UDP copies instead (ip_append_data()).
+ */
+
+/**
+ * DOC: Live push
  *
- * Lifetime of a struct kvod_push: created by PUSH_START with a reference
- * on its movie and a kernel UDP socket in the caller's namespace, and put
- * on kvod_pushes. It ends in one of two ways, and whoever takes it off
- * the list under kvod_push_lock owns the teardown:
- *  - its own work item, at the end of the movie: it moves itself to
- *    kvod_push_ending, releases its socket and movie, leaves that list,
- *    wakes kvod_push_ended and frees itself; it does not requeue. The
- *    namespace's pre_exit waits until no push of its namespace is on
- *    kvod_push_ending, so no socket is released after the namespace's
- *    UDP state is gone. Module exit waits for such work by destroying
- *    kvod_push_wq.
- *  - PUSH_STOP, the namespace's pre_exit, or module exit: they unlink it,
- *    then cancel_delayed_work_sync() (which also stops a work item that
- *    requeues itself), then free it. A work item that finds itself
- *    unlinked returns without touching the push.
- * Teardown: the socket first (no more sends), then the movie reference.
+ * A push of a live channel sends the ring's chunks as they complete,
+ * starting at the newest complete one. It holds one chunk at a time
+ * (kvod_live_take(): a page reference, so the writer swaps the page rather
+ * than overwrite it), and an RTP packet carries up to 7 TS packets of that
+ * chunk. It watches the channel (kvod_live_watch()) from PUSH_START until
+ * teardown, and a completed chunk queues the work if it is idle. A push
+ * that finds no chunk ready waits for one without a timer, and when chunks
+ * come again its schedule starts over from then, so a pause of the writer
+ * is not made up in a burst. A push slower than its writer is moved
+ * ahead to the newest chunk by kvod_live_take() once the ring has
+ * overwritten the next one, and the chunks skipped count as
+ * ``live_overruns``. DEL of the channel ends the push. The watcher comes
+ * off before the work item is cancelled, so nothing queues it again
+ * afterwards.
+ */
+
+/**
+ * DOC: Push lifetimes and locking
  *
- * A push of a live channel (live.c) sends the ring's chunks as they
- * complete, from the newest complete one at the start: it holds one chunk
- * at a time (kvod_live_take()) and its RTP packets carry up to 7 TS
- * packets of that chunk. It watches the channel (kvod_live_watch())
- * from PUSH_START until teardown, and a completed chunk queues the work
- * if it is idle. A push that finds no chunk ready waits for one without
- * a timer, and when chunks come again its schedule starts over from then
- * (a writer's pause is not caught up in a burst). One that falls a ring
- * behind is moved ahead by kvod_live_take() (the channel's overruns).
- * DEL of the channel ends the push. The watcher comes off before the
- * work item is cancelled, so nothing queues it again afterwards.
- * The socket does not hold its namespace (kernel sockets do not); the
- * pushes' pernet pre_exit hook stops the namespace's pushes, after its
- * listeners, while it is intact.
+ * PUSH_START creates a struct kvod_push with a reference on its movie and
+ * a kernel UDP socket in the caller's namespace, and links it on
+ * ``kvod_pushes``. A push ends in one of two ways, and whoever takes it
+ * off that list under ``kvod_push_lock`` (clearing @linked) owns the
+ * teardown:
  *
- * The ioctl path takes kvod_push_lock only to link, find, list and
- * unlink; the work item takes it at the end only, to check that it is
- * still linked and to leave kvod_push_ending. Counters are atomics that
- * LIST reads without order.
+ * * Its own work item, at the end of the movie: it moves the push to
+ *   ``kvod_push_ending``, releases its socket and movie, leaves that list,
+ *   wakes ``kvod_push_ended`` and frees the push; it does not requeue.
+ *   Module exit waits for such work by destroying ``kvod_push_wq``.
+ * * PUSH_STOP, the namespace's ``pre_exit``, or module exit: they unlink
+ *   it, then, without the mutex, cancel_delayed_work_sync() (which also
+ *   stops a work item that requeues itself), then free it. A work item
+ *   that reaches the end and finds its push unlinked returns without
+ *   touching it.
+ *
+ * Teardown releases the socket first (no more sends), then the movie
+ * reference.
+ *
+ * The socket does not hold its namespace, as kernel sockets do not. The
+ * pushes' pernet ``pre_exit`` hook stops the namespace's pushes while the
+ * namespace is intact, then waits until none of them is on
+ * ``kvod_push_ending``, so no push socket is released after the
+ * namespace's UDP state is gone.
+ *
+ * The ioctls take ``kvod_push_lock`` only to link, find, list and unlink.
+ * The work item takes it only at the end, to check that the push is still
+ * linked and to leave ``kvod_push_ending``; that is why a stopper cancels
+ * the work item only after dropping the mutex. Counters are atomics that
+ * PUSH_LIST reads without order.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -117,7 +157,7 @@
  * struct kvod_push - one running push
  * @node: on kvod_pushes while alive, then on kvod_push_ending while it
  *	releases itself, under kvod_push_lock
- * @work: the sender; see the lifetime rules above
+ * @work: the sender (DOC: Push lifetimes and locking)
  * @id: userspace handle
  * @opts: KVOD_PUSH_*
  * @movie: held reference
@@ -145,8 +185,8 @@
  * @retried: the packet @k failed for an ICMP error once already
  * @hdrs: page fragments for RTP headers; used by @work only, drained at
  *	release (packets in flight hold their own page references)
- * @live: a live channel's push: see the top of the file; the rest only
- *	@work touches
+ * @live: a live channel's push (DOC: Live push); the rest only @work
+ *	touches
  * @live.watch: watches the channel while @live.watching
  * @live.page: the chunk being sent, held; NULL between chunks
  * @live.seq: that chunk, or the next one wanted
@@ -434,7 +474,6 @@ static size_t push_next_len(struct kvod_push *p, ktime_t now)
 	return min_t(u64, PUSH_PAYLOAD, rounddown(left, PUSH_TS_PACKET));
 }
 
-/* The socket first (no more sends), then the movie reference. */
 static void push_release(struct kvod_push *p)
 {
 	sock_release(p->sock);
@@ -454,9 +493,8 @@ static void push_free(struct kvod_push *p)
 }
 
 /*
- * The push ended by itself; free it unless a stopper owns it already.
- * While it releases its socket it stays on kvod_push_ending, where its
- * namespace's pre_exit finds it and waits.
+ * The push ended by itself: free it unless a stopper owns it already
+ * (DOC: Push lifetimes and locking).
  */
 static void push_finish(struct kvod_push *p)
 {
@@ -539,16 +577,7 @@ static void push_work(struct work_struct *w)
 		}
 	}
 
-	/*
-	 * Wake when half a window is left before the next packet is due,
-	 * at least a tick from now: a window under two ticks would
-	 * otherwise round the wait down to 0 and requeue the work at once
-	 * until the packet is due, a busy wait (such a window hands
-	 * packets over late instead). At most PUSH_WAIT_MAX ticks, which
-	 * the timer wheel keeps to the tick (a longer timer may fire an
-	 * eighth of its delay late, which can pass half a window): a slow
-	 * push looks again, finds nothing due and sleeps.
-	 */
+	/* Half a window before the next packet (DOC: Push schedule). */
 	next = ktime_sub_ns(push_due(p), p->window / 2);
 	wait = ktime_to_ns(ktime_sub(next, push_now(p)));
 	delay = wait > 0 ? nsecs_to_jiffies(wait) : 0;
@@ -862,10 +891,9 @@ static bool push_ending(struct net *net, unsigned long *gen)
 }
 
 /*
- * A namespace is going: stop its pushes, and wait for those that ended by
- * themselves to release their sockets, before its UDP state goes. The hook
- * exists from kvod_push_init() to kvod_push_exit(), so the workqueue does
- * too, and module exit's own stop comes after its unregistration.
+ * A namespace is going (DOC: Push lifetimes and locking). The hook exists
+ * from kvod_push_init() to kvod_push_exit(), so the workqueue does too,
+ * and module exit's own stop comes after its unregistration.
  */
 static void __net_exit push_net_pre_exit(struct net *net)
 {
@@ -896,9 +924,8 @@ int kvod_push_init(void)
 }
 
 /*
- * Module exit: stop what is still listed, then destroy the workqueue, which
- * waits for work items that were ending by themselves. After that no push
- * holds a movie.
+ * Module exit (DOC: Push lifetimes and locking). After it no push holds a
+ * movie.
  */
 void kvod_push_exit(void)
 {

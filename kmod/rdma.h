@@ -1,44 +1,59 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kvod RDMA server internals, shared by rdma.c (listeners, rdma_cm events,
- * devices) and rdma_conn.c (one connection's resources).
+ * devices) and rdma_conn.c (one connection's resources). The rules are
+ * the DOC: blocks below; Documentation/rdma.rst and kvod.rst include them.
+ */
+
+/**
+ * DOC: RDMA cm_id contexts
  *
- * cm_id contexts: every rdma_cm id kvod owns has, for its whole life, a
- * context that means one thing, tagged by struct kvod_rdma_ctx: the
- * listening id's is its listener; a connection's id gets its connection
+ * Every rdma_cm id kvod owns has, for its whole life, a context that means
+ * one thing, tagged by a struct kvod_rdma_ctx embedded in its owner. The
+ * listening id's is its listener. A connection's id gets its connection
  * in the CONNECT_REQUEST handler (before that event returns, the child id
  * carries its listener's context, as rdma_cm copies it) and keeps it until
- * release destroys the id. The handler never looks at id->qp.
+ * release destroys the id. The handler never looks at ``id->qp``: the QP
+ * is built in the connection's setup work, so a ``DEVICE_REMOVAL`` can
+ * reach a connection's id before it has a QP.
+ */
+
+/**
+ * DOC: RDMA lifetimes and locking
  *
- * Lifetimes:
+ * A struct kvod_rdma_listener is the ``priv`` of its struct
+ * kvod_listener: created by start(), freed by stop() after its listening
+ * id is destroyed and every connection admitted through it is released.
  *
- *   struct kvod_rdma_listener: l->priv of its struct kvod_listener;
- *   created by start(), freed by stop() after its listening id is
- *   destroyed and every connection admitted through it is released.
+ * A struct kvod_rdma_conn is created (small) and admitted in the
+ * CONNECT_REQUEST handler, which links it on its listener and queues
+ * setup_work. setup_work maps the movie, builds the QP and accepts or
+ * rejects under the id's handler lock. A connection to a live channel
+ * whose client asked for notes also watches the channel from setup until
+ * release (rdma_note.c); from READY on, every connection sends a
+ * keep-alive now and then (rdma_keepalive.c). A connection is released
+ * exactly once, by release_work, which kvod_rdma_conn_close() queues on
+ * disconnect, error, device removal, unlisten or exit. release_work:
  *
- *   struct kvod_rdma_conn: created (small) and admitted in the
- *   CONNECT_REQUEST handler, which links it on its listener and queues
- *   setup_work; setup_work maps the movie, builds the QP and accepts or
- *   rejects under the id's handler lock. A connection to a live channel
- *   whose client asked for notes also watches the channel from setup
- *   until release (rdma_note.c); from READY on, every connection sends
- *   a keep-alive now and then (rdma_keepalive.c). It is released exactly once by
- *   release_work (queued by kvod_rdma_conn_close() on disconnect, error,
- *   device removal, unlisten or exit), which first waits for setup_work,
- *   stops the notes (kvod_rdma_note_stop()), rejects an unanswered
- *   request, disconnects, drains the QP, destroys
- *   the cm_id (no event can reach the connection afterwards), stops the
- *   keep-alive, then destroys the QP,
- *   every MR (the client's rkeys die), the mappings, CQ, PD, and drops the
- *   movie; unlinking is last. cm_ids are never destroyed inside their own
- *   callback.
+ * 1. waits for setup_work;
+ * 2. stops the notes (kvod_rdma_note_stop());
+ * 3. rejects a request not yet answered;
+ * 4. disconnects and drains the QP;
+ * 5. destroys the cm_id, after which no event can reach the connection;
+ * 6. stops the keep-alive;
+ * 7. destroys the QP, every MR (the client's rkeys die), the mappings, the
+ *    CQ and the PD, and drops the movie;
+ * 8. unlinks the connection, last.
  *
- * Locking: rl->lock (spinlock) guards rl->conns, rl->peers, rl->nr_conns
- * and each conn's linkage; rl->id_lock (mutex) serialises binding and
- * unbinding the listening id. The event handler takes neither mutex: it
- * runs under rdma_cm's handler mutexes, which rdma_destroy_id() waits for.
- * It clears rl->id only with cmpxchg(). Whoever takes rl->id out (xchg or
- * cmpxchg to NULL) destroys it.
+ * A cm_id is never destroyed inside its own callback.
+ *
+ * ``rl->lock``, a spinlock, guards ``rl->conns``, ``rl->peers``,
+ * ``rl->nr_conns`` and each connection's linkage. ``rl->id_lock``, a
+ * mutex, serialises binding and unbinding the listening id. The event
+ * handler takes neither mutex: it runs under rdma_cm's handler mutexes,
+ * which rdma_destroy_id() waits for. It clears ``rl->id`` only with
+ * cmpxchg(). Whoever takes ``rl->id`` out (xchg() or cmpxchg() to NULL)
+ * destroys it.
  */
 #ifndef _KVOD_RDMA_H
 #define _KVOD_RDMA_H

@@ -1,56 +1,70 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Keep-alive: finding clients that vanished.
+ * Keep-alive: finding clients that vanished. The rules are the DOC: blocks
+ * below, which Documentation/rdma.rst includes.
+ */
+
+/**
+ * DOC: RDMA keep-alive
  *
  * After READY the server posts nothing on a connection but a live
- * channel's notes, so nothing fails when a movie client's host dies or
- * its DREQ is lost (the IB CM sends the DREQ of an id destroyed while
+ * channel's notes, so nothing fails when a movie client's host dies or its
+ * DREQ is lost (the IB CM sends the DREQ of an id destroyed while
  * connected once, without retries). Such a connection would hold its
- * MRs, its movie and its rdma_max_conns slot until the listener stops.
+ * MRs, its movie and its ``rdma_max_conns`` slot until the listener stops.
  *
- * So every rdma_keepalive seconds a connection whose READY is posted
- * posts one signaled zero-length RDMA WRITE. It carries no data and
+ * So every ``rdma_keepalive`` seconds a connection whose READY is posted
+ * posts one signaled RDMA WRITE of zero bytes. It carries no data and
  * names no memory: the responder checks neither rkey nor address for a
  * zero-length WRITE (IBA C9-88; siw skips it too), and the client's QP
- * has REMOTE_WRITE, which rdma_cm grants every connected QP. The client's
- * transport answers it; its software sees nothing. Over IB and RoCE the
- * WRITE completes on the client's ACK; if the client is gone it fails
- * after the retries its connect request asked for (with 6 and
- * KVOD_RDMA_ACK_TIMEOUT, about 15 s), or is still outstanding at the next
- * tick (rxe retries for ever when asked for 7). Either closes the
- * connection and counts it in ``peers_lost``. But a connection with
- * notes is not closed for one outstanding keep-alive: it may wait behind
- * notes that wait in receiver-not-ready retries, which a live client
- * that takes no notes for a while (a paused player) causes by design
- * (rdma_note.c). Such a wait may last for ever (a client that asked for
- * 7 RNR retries and never posts a receive again), so it is bounded: a
- * keep-alive found outstanding at every tick for rdma_notes_stall
- * seconds closes the connection too. Over iWARP the WRITE
- * completes once TCP took it, and a vanished peer is found by TCP: its
- * reset, or its retransmission timeout.
+ * has ``REMOTE_WRITE``, which rdma_cm grants every connected QP. The
+ * client's transport answers it; its software sees nothing.
  *
- * Before READY over iWARP the server may not send (MPA: the client's
- * START comes first), and with nothing outstanding TCP finds no vanished
- * client either: a client that never sends START would hold its
- * connection for ever. So over iWARP the work is armed at the accept
- * too, rdma_keepalive seconds ahead but at least KVOD_START_WAIT_MIN,
+ * Over IB and RoCE the WRITE completes on the client's ACK. If the client
+ * is gone, the WRITE fails after the retries its connect request asked
+ * for (with 6 and ``KVOD_RDMA_ACK_TIMEOUT``, about 15 s), or is still
+ * outstanding at the next tick (rxe retries for ever when asked for 7).
+ * Either closes the connection and counts it in ``peers_lost``; a WRITE
+ * flushed because its QP is already in error closes it uncounted.
+ *
+ * A connection with notes is not closed for one outstanding keep-alive:
+ * the WRITE may wait on the send queue behind notes that wait in
+ * receiver-not-ready retries, which a live client that takes no notes for
+ * a while (a paused player) causes by design ("RDMA notes"). Such a wait
+ * may last for ever (a client that asked for 7 RNR retries and never posts
+ * a receive again), so it is bounded: a keep-alive found outstanding at
+ * every tick for ``rdma_notes_stall`` seconds closes the connection too,
+ * counted in ``peers_lost``.
+ *
+ * Over iWARP the WRITE completes once TCP took it, and a vanished peer is
+ * found by TCP: its reset, or its retransmission timeout. Before READY
+ * over iWARP the server may not send (MPA: the client's START comes
+ * first), and with nothing outstanding TCP finds no vanished client
+ * either: a client that never sends START would hold its connection for
+ * ever. So over iWARP the work is armed at the accept too,
+ * ``rdma_keepalive`` seconds ahead but at least ``KVOD_START_WAIT_MIN``,
  * so that a short keep-alive does not close a client slow to START on a
- * loaded host; a connection without a START by then is closed
- * (``peers_lost``, "keep-alive no START: closing").
+ * loaded host; a connection without a START by then is closed and counted
+ * in ``peers_lost``.
+ */
+
+/**
+ * DOC: RDMA keep-alive lifetime and locking
  *
- * Lifetime: kvod_rdma_keepalive_start() arms the delayed work once READY
- * is posted (conn_ready_gate(), in the ESTABLISHED handler or the CQ's
- * work), kvod_rdma_keepalive_await_start() at the accept over iWARP (a
- * later arm while it is pending changes nothing); the work re-arms
- * itself. release_work calls
- * kvod_rdma_keepalive_stop() after rdma_destroy_id() and ib_drain_qp(),
- * when neither can arm it again, and before the QP and CQ go. A WRITE
- * the work posted while the QP drained is flushed; its completion, if it
- * comes before ib_free_cq(), only finds the connection closing.
+ * kvod_rdma_keepalive_start() arms the delayed work once READY is posted
+ * (conn_ready_gate(), in the ESTABLISHED handler or the CQ's work), and
+ * kvod_rdma_keepalive_await_start() at the accept over iWARP (a later arm
+ * while it is pending changes nothing); the work re-arms itself.
+ * release_work calls kvod_rdma_keepalive_stop() after rdma_destroy_id()
+ * and ib_drain_qp(), when neither can arm it again, and before the QP and
+ * CQ go. A WRITE the work posted while the QP drained is flushed; its
+ * completion, if it comes before ib_free_cq(), only finds the connection
+ * closing.
  *
- * Locking: none of its own. KVOD_RDMA_CONN_KA_OUT in conn->flags says a
- * WRITE is outstanding; the work sets it and the completion clears it.
- * @ka_behind is the work's alone.
+ * The keep-alive has no lock of its own. ``KVOD_RDMA_CONN_KA_OUT`` in the
+ * connection's flags says a WRITE is outstanding; the work sets it and
+ * the completion clears it. The connection's ``ka_behind`` is the work's
+ * alone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -110,7 +124,8 @@ static void keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * The keep-alive is still outstanding on a connection with notes: behind
- * notes the client has no receives for (see above), for how long?
+ * notes the client has no receives for (DOC: RDMA keep-alive), for how
+ * long?
  */
 static bool notes_stalled(struct kvod_rdma_conn *conn)
 {
@@ -127,7 +142,7 @@ static void keepalive_work(struct work_struct *work)
 	struct kvod_rdma_conn *conn = container_of(to_delayed_work(work),
 						   struct kvod_rdma_conn,
 						   ka_work);
-	/* Zero length, so remote_addr and rkey stay 0: see the top. */
+	/* Zero length, so remote_addr and rkey stay 0 (DOC: RDMA keep-alive). */
 	struct ib_rdma_wr wr = {
 		.wr = {
 			.opcode = IB_WR_RDMA_WRITE,

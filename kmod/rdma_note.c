@@ -3,31 +3,37 @@
  * Notes: one small SEND per completed chunk of a live channel, to each
  * RDMA connection that asked for them (KVOD_RDMA_REQ_NOTIFY), as the
  * thesis proposes; the client then READs the chunk (<linux/kvod_rdma.h>).
+ * The rules are the DOC: block below, which Documentation/live.rst
+ * includes.
+ */
+
+/**
+ * DOC: RDMA notes
  *
  * The connection watches the channel from setup on, but posts nothing
  * until READY is posted (@notes_on), so the client sees READY first. From
- * then on the channel's fan-out (live.c) posts one note per chunk done and
- * one for DEL, from process context, never the writer's: the note is
- * written into the next of KVOD_RDMA_NOTES DMA-mapped buffers and SENT
- * from there. One SEND in KVOD_RDMA_NOTE_SIGNAL is signaled; as a send
- * queue completes in order, its completion says every note up to it has
- * left its buffer (@note_done). A note that would reuse a buffer still in
- * flight, because the client is not taking them (over IB and RoCE it is
- * out of receives and the server's SENDs wait in receiver-not-ready
- * retries), is dropped and counted: notes are best effort, and the
- * client catches up from a later note or the head. Either way the writer
- * never waits for a client.
+ * then on the channel's fan-out work (live.c) posts one note per chunk
+ * done and one for DEL, from process context, never the writer's. The
+ * note is written into the next of ``KVOD_RDMA_NOTES`` DMA-mapped buffers
+ * and SENT from there. One SEND in ``KVOD_RDMA_NOTE_SIGNAL`` is signaled;
+ * as a send queue completes in order, its completion says that every note
+ * up to it has left its buffer (@note_done).
  *
- * Lifetime: the buffers are allocated and the watcher added by setup_work
- * (kvod_rdma_note_setup()); release_work takes the watcher off
+ * A note that would reuse a buffer still in flight, because the client is
+ * not taking them (over IB and RoCE it is out of receives and the
+ * server's SENDs wait in receiver-not-ready retries), is dropped and
+ * counted: notes are best effort, and the client catches up from a later
+ * note or the head. Either way the writer never waits for a client.
+ *
+ * The buffers are allocated and the watcher added by setup_work
+ * (kvod_rdma_note_setup()). release_work takes the watcher off
  * (kvod_rdma_note_stop()) before it drains the QP, so no note is posted
  * after the drain, and frees the buffers with the rest of the connection
  * (kvod_rdma_note_free()).
  *
- * Locking: the channel calls note_notify() under its watch lock, which
- * serialises the posters and guards @note_posted; @note_done is
- * written by the CQ's work with release semantics and read by the poster
- * with acquire.
+ * The channel calls note_notify() under its watch lock, which serialises
+ * the posters and guards @note_posted; @note_done is written by the CQ's
+ * work with release semantics and read by the poster with acquire.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
