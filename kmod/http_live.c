@@ -1,41 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * HTTP responses from live channels: a body without end that follows the
- * channel's ring (live.c) chunk by chunk, without copying it.
+ * channel's ring (live.c) chunk by chunk, without copying it. The rules
+ * are the DOC: blocks below, which Documentation/live.rst includes.
+ */
+
+/**
+ * DOC: HTTP live responses
  *
- * A response starts at the channel's newest complete chunk. For each chunk
+ * A response starts at the channel's newest complete chunk, or at the
+ * first chunk if none is complete yet (kvod_live_newest()). For each chunk
  * it holds the chunk's page (kvod_live_take()), sends the chunked coding's
- * size line (a few bytes TCP copies), then hands the chunk to TCP with
- * MSG_SPLICE_PAGES as http_send.c does for movies, and lets go of the page
- * once TCP took all of it: TCP's own page references keep the bytes until
- * they are acknowledged, and the writer never writes into a page anybody
- * holds. A response that fell a whole ring behind is moved ahead to the
- * newest complete chunk by kvod_live_take(), between chunks, so a client
- * gets whole chunks, each as written, never a torn or overwritten one.
+ * size line, a few bytes that TCP copies, then hands the chunk to TCP
+ * with ``MSG_SPLICE_PAGES`` as http_send.c does for movies. It lets go of
+ * the page once TCP took all of it: TCP's own page references keep the
+ * bytes until they are acknowledged, and the writer never writes into a
+ * page anybody holds. A response that fell a whole ring behind is moved
+ * ahead by kvod_live_take(), between chunks ("Overwrite without
+ * tearing"), so a client gets whole chunks, each as written.
  *
- * What a response pins. TCP holds a reference on each chunk's page until
- * the client acknowledged the chunk's last byte, and the writer swaps a
- * page somebody holds rather than write into it; so every chunk in TCP's
- * queue pins its whole page (1 << order pages), however few bytes it has,
- * and a socket charged for a few kilobytes of small chunks could pin
- * megabytes nobody counts. So a response keeps at most HTTP_LIVE_QUEUED
- * chunks in TCP's queue: it records TCP's sequence number past each chunk
- * it hands over (@ends), forgets those the client acknowledged, and with
- * HTTP_LIVE_QUEUED left it waits, as on a full socket, for the client to
- * acknowledge the oldest. The send timeout applies to that wait as to a
- * full socket's, and to a wait for the writer while the client
- * acknowledges nothing of what TCP holds, so a client that stops reading
- * is cut off with its pins, whether the channel goes on or stays idle.
- * A response pins at most HTTP_LIVE_QUEUED + 1 chunk pages, besides what
- * TCP's send buffer limits anyway.
- *
- * Wakeups: from kvod_http_live_begin() to kvod_http_live_done() (the end
- * of the response, or of its connection) the response watches the channel
+ * From kvod_http_live_begin() to kvod_http_live_done() (the end of the
+ * response, or of its connection) the response watches the channel
  * (kvod_live_watch()), so a completed chunk or the channel's end queues
- * the connection's work; a full socket wakes it as for movies.
- * When the channel ends (DEL), the body ends with the last chunk of the
- * chunked coding (HTTP/1.1) or with the connection (HTTP/1.0). A client
- * that closes its side while the channel is idle is let go at once.
+ * the connection's work; a full socket wakes it as for movies. When the
+ * channel ends (DEL), the body ends with the last chunk of the chunked
+ * coding (HTTP/1.1), so the client sees a complete response, or with the
+ * connection (HTTP/1.0). A client that closes its side while the channel
+ * is idle is let go at once.
+ */
+
+/**
+ * DOC: HTTP live queue bound
+ *
+ * A response keeps at most ``HTTP_LIVE_QUEUED`` chunks in TCP's queue, as
+ * each of them pins its whole slot page, however few bytes it has
+ * ("Overwrite without tearing"): with small chunks, a socket charged for a
+ * few kilobytes could pin megabytes nobody counts. It records TCP's
+ * sequence number past each chunk it hands over (``ends``), forgets those
+ * the client acknowledged, and with ``HTTP_LIVE_QUEUED`` left it waits, as
+ * on a full socket, for the client to acknowledge the oldest.
+ *
+ * The send timeout applies to that wait as to a full socket's, and to a
+ * wait for the writer while the client acknowledges nothing of what TCP
+ * holds ("HTTP send progress"), so a client that stops reading is cut off
+ * with its pins, whether the channel goes on or stays idle. A response
+ * pins at most ``HTTP_LIVE_QUEUED`` + 1 chunk pages, besides what TCP's
+ * send buffer limits anyway.
  */
 #include <linux/bvec.h>
 #include <linux/kernel.h>

@@ -1,19 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kvod: a video-on-demand server in the kernel.
+ * kvod: a video-on-demand server in the kernel. This file only brings the
+ * subsystems up in order and takes them down in reverse. The order is
+ * the DOC: block below, which Documentation/kvod.rst includes.
+ */
+
+/**
+ * DOC: Module load and exit
  *
- * This file only brings the subsystems up in order and takes them down in
- * reverse: the test knobs in debugfs first (debugfs.c), then the catalog
- * (everything else serves movies from it), the protocols, which register
- * their listener ops (and RDMA its device client and workqueues), the
- * pushes (which hold movies), then the listeners (which hold movies while
- * they serve), the control device last (nothing can be configured before
- * the rest exists). The pushes and the listeners each stop a dying
- * namespace's own with a pernet hook; pre_exit hooks run in reverse order
- * of registration, so a namespace's listeners stop before its pushes. At
- * exit the device goes first, so no new listener or push can appear while
- * they are torn down, then the catalog, once no reader is left, and the
- * knobs last.
+ * Load brings up the test knobs in debugfs first, then the catalog, which
+ * everything else serves movies from, then the protocols: each registers
+ * its listener ops with kvod_proto_register(), and RDMA also brings up its
+ * workqueues and device client. Then come the pushes (their workqueue and
+ * pernet hook), which hold movies, then the listeners (their pernet hook),
+ * which hold movies while they serve, and the control device last, so
+ * that nothing can be configured before the rest exists.
+ *
+ * The pushes and the listeners each stop a dying namespace's own with a
+ * pernet hook. ``pre_exit`` hooks run in reverse order of registration,
+ * so a namespace's listeners stop before its pushes.
+ *
+ * Exit is the reverse:
+ *
+ * 1. the device goes first: open files pin the module, so no ioctl is
+ *    running, and no new listener or push can appear while they are torn
+ *    down;
+ * 2. the listeners' pernet hook is unregistered, which waits for a
+ *    namespace's teardown in progress, and every listener is stopped,
+ *    which ends every connection;
+ * 3. the pushes' hook is unregistered, every listed push is stopped, and
+ *    the push workqueue is destroyed, which waits for pushes that were
+ *    ending by themselves;
+ * 4. the protocols' global state goes;
+ * 5. the catalog goes, once no reader is left;
+ * 6. the knobs go last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

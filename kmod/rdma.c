@@ -1,34 +1,69 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RDMA READ server: listeners, rdma_cm events and RDMA devices.
+ * RDMA READ server: listeners, rdma_cm events and RDMA devices. The rules
+ * are the DOC: blocks below, which Documentation/rdma.rst includes.
+ */
+
+/**
+ * DOC: RDMA listeners and devices
  *
  * A listener is one rdma_cm id bound to the listener's address in its
  * namespace. For the wildcard address rdma_cm itself listens on every
  * device, including devices that appear later. A listener bound to a
- * specific address is bound to the device that owns it; when that device
- * goes away (DEVICE_REMOVAL on the listening id) or when no device serves
- * the address yet, the listener waits, and the ib_client's add() callback
- * retries the bind when a device appears.
+ * specific address is bound to the device that owns it. When that device
+ * goes away (``DEVICE_REMOVAL`` on the listening id), or while no device
+ * serves the address yet, the listener waits, and the ib_client's add()
+ * callback retries the bind when a device appears.
+ *
+ * kvod's ib_client was registered after rdma_cm's, so its remove() runs
+ * first. It stops admitting on the device, closes the device's
+ * connections and waits until every one of them has freed its QP, MRs, CQ
+ * and PD, and destroys a listening id bound to the device, before rdma_cm
+ * tears down its own state for it. Waiting for the cm_ids alone would not
+ * do: a release destroys its id before the QP.
+ */
+
+/**
+ * DOC: RDMA listener namespace
  *
  * RDMA listeners exist only in the initial network namespace, as for every
  * in-kernel rdma_cm server (nvmet-rdma, isert, srpt, ksmbd, rds): an
  * rdma_cm id holds a reference on its namespace, so a listener elsewhere
  * would keep its namespace alive and could never be stopped by the
- * namespace's death.
+ * namespace's death, as HTTP listeners are. LISTEN in another namespace
+ * fails with ``EOPNOTSUPP``.
+ */
+
+/**
+ * DOC: RDMA loopback addresses
  *
- * The event handler only does what must happen there and is cheap: a
- * connect request is parsed, its movie looked up, and the connection
- * admitted against the limits (rdma_max_conns per listener,
- * rdma_max_conns_per_addr per client address and listener) or rejected
- * with a status. Mapping the movie, registering it and accepting happen
- * in the connection's setup_work on kvod's own workqueue (rdma_conn.c).
+ * rdma_cm takes a loopback address for the wildcard (cma_any_addr()): an
+ * id bound to 127.0.0.1 listens on every device and accepts requests for
+ * any of their addresses. A listener that says it is on loopback must not
+ * be reachable from the network, so LISTEN on a loopback address
+ * (127.0.0.0/8 or ::1) fails with ``EADDRNOTAVAIL``, as it does on a
+ * specific address that is not configured in the namespace.
+ */
+
+/**
+ * DOC: RDMA connection setup
  *
- * Device removal: kvod's ib_client was registered after rdma_cm's, so its
- * remove() runs first. It stops admitting on the device, closes the
- * device's connections and waits until every one of them has freed its
- * QP, MRs, CQ and PD, and destroys a listening id bound to the device,
- * before rdma_cm tears down its own state for it. Waiting for the
- * cm_ids alone would not do: a release destroys its id before the QP.
+ * The rdma_cm event handler only does what must happen there, and is
+ * cheap: rdma_cm runs it in its own work, and a slow one would stall every
+ * rdma_cm user of the host. It parses a connect request, looks its movie
+ * up, and admits the connection against the limits (``rdma_max_conns``
+ * per listener, ``rdma_max_conns_per_addr`` per client address and
+ * listener) or rejects it with a status.
+ *
+ * The connection's setup (its PD, the movie's map and MRs, the table, CQ
+ * and QP, then the accept) runs in its setup_work on kvod's
+ * ``kvod_rdma_setup`` workqueue, at most ``KVOD_RDMA_SETUPS`` at once. The
+ * others wait their turn, each holding the connection slot it was
+ * admitted with, so the queue is bounded by the connection limits. A setup
+ * that fails is rejected with the status kvod_rdma_status() maps its error
+ * to: ``NO_RESOURCES``, or ``BUSY`` for ``-EBUSY``. A connection closed
+ * before its setup answered (unlisten, exit, device removal) is rejected
+ * with ``BUSY``.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -51,11 +86,7 @@ MODULE_PARM_DESC(rdma_max_conns_per_addr,
 		 "RDMA connections per client address and listener, 0 for no limit; more are rejected (default 64)");
 
 struct workqueue_struct *kvod_rdma_wq;		/* releases, rebinds */
-/*
- * Connection setups (mapping and registering a movie) run here, at most
- * KVOD_RDMA_SETUPS at once; the others wait their turn, each holding its
- * connection slot, so the queue is bounded by the connection limits.
- */
+/* Connection setups (DOC: RDMA connection setup). */
 static struct workqueue_struct *kvod_rdma_setup_wq;
 #define KVOD_RDMA_SETUPS	4
 
@@ -80,12 +111,7 @@ static bool addr_is_any(const struct sockaddr_storage *ss)
 	return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-/*
- * rdma_cm takes a loopback address for the wildcard (cma_any_addr()): an
- * id bound to 127.0.0.1 listens on every device and accepts requests for
- * any address. A listener that says it is on loopback must not be
- * reachable from the network, so kvod refuses loopback addresses.
- */
+/* Refused for a listener (DOC: RDMA loopback addresses). */
 static bool addr_is_loopback(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
@@ -419,7 +445,7 @@ static int kvod_rdma_start(struct kvod_listener *l)
 	int ret;
 
 	if (!net_eq(l->net, &init_net))
-		return -EOPNOTSUPP;	/* see the top of this file */
+		return -EOPNOTSUPP;	/* DOC: RDMA listener namespace */
 	if (addr_is_loopback(&l->addr) ||
 	    (!addr_is_any(&l->addr) && !addr_is_local(l->net, &l->addr)))
 		return -EADDRNOTAVAIL;
@@ -550,13 +576,12 @@ static bool dev_has_conns(struct ib_device *dev)
 }
 
 /*
- * Stop admitting on @dev, close its connections and wait until they are
- * released, and unbind listeners bound to it, before rdma_cm lets it go.
- * A connection admitted on @dev is on its listener's list, and the
- * listener on kvod_rdma_listeners, until its release has freed all it
- * had of @dev; one whose admission raced with us took rl->lock after
- * close_conns() did, and found @dev no longer served. The handler takes
- * no lock held here, so waiting for releases cannot deadlock.
+ * Device removal (DOC: RDMA listeners and devices). A connection admitted
+ * on @dev is on its listener's list, and the listener on
+ * kvod_rdma_listeners, until its release has freed all it had of @dev;
+ * one whose admission raced with us took rl->lock after close_conns() did,
+ * and found @dev no longer served. The handler takes no lock held here, so
+ * waiting for releases cannot deadlock.
  */
 static void kvod_rdma_remove_one(struct ib_device *dev, void *client_data)
 {

@@ -2,18 +2,53 @@
 /*
  * One RDMA connection: a protection domain of its own, the movie's memory
  * registered in it for remote READ, a segment table describing that
- * registration, and the single READY message (over iWARP, sent only once
- * the client's START has arrived: see conn_post_starts()).
+ * registration, and the single READY message. The movie is covered by one
+ * fast-registration MR per segment of its map on the device (rdma_map.c),
+ * at the iova the map says; the connection keeps their pointers (@mrs).
+ * The rules are the DOC: blocks below, which Documentation/rdma.rst
+ * includes.
+ */
+
+/**
+ * DOC: RDMA protection
  *
- * The movie is covered by one fast-registration MR per segment of its
- * map on the device (rdma_map.c), which plans the segments, builds their
- * scatterlists and DMA-maps them once for every connection to the movie
- * there; a connection only allocates and registers its MRs from them, at
- * the iova the map says, and keeps their pointers (@mrs).
+ * Every connection has a protection domain of its own, with no global
+ * rkey, and registers the movie and its segment table in MRs of its own,
+ * for remote READ only. An rkey is therefore good only on the QP it was
+ * handed to. Release deregisters every MR, which invalidates the client's
+ * rkeys, before the connection is gone, whatever closed it: a disconnect,
+ * an error, device removal, UNLISTEN or module unload.
+ */
+
+/**
+ * DOC: RDMA READY
  *
- * Because every connection has its own PD, an rkey is only good on the QP
- * it was handed to; release deregisters every MR, which invalidates the
- * rkeys before the connection is gone.
+ * The memory is registered with fast-registration work requests posted on
+ * the connection's own send queue once it is connected
+ * (kvod_rdma_conn_established()): one REG_MR per segment and one for the
+ * table, unsignaled. The signaled SEND that carries READY follows them on
+ * the same queue, so when the client sees READY the registrations took
+ * effect and the rkeys are valid. This is all the work the server ever
+ * posts for a connection, but for a live channel's notes if the client
+ * asked for them ("RDMA notes") and a zero-length keep-alive WRITE every
+ * ``rdma_keepalive`` seconds ("RDMA keep-alive").
+ */
+
+/**
+ * DOC: RDMA START over iWARP
+ *
+ * Over iWARP, READY must wait for the client's first message: MPA lets the
+ * responder send only after the initiator's first FPDU, and siw refuses an
+ * MPA reply followed by data in the same read
+ * (``RDMA_CM_EVENT_CONNECT_ERROR`` on the client). So the client SENDs a
+ * struct kvod_rdma_start once connected, and on an iWARP device the
+ * server posts ``KVOD_RDMA_STARTS`` RECVs before it accepts, for the START
+ * and for one the client sends again. READY is posted once both the
+ * REG_MRs are posted and the first START has arrived, in whichever order
+ * (``ready_gate``). Only the first START counts; one sent again is checked
+ * the same way. A START that is malformed, or not exactly the size of
+ * struct kvod_rdma_start, closes the connection. Over IB and RoCE there is
+ * no START, and READY follows the REG_MRs at once.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -179,7 +214,7 @@ static void conn_wc_done(struct ib_cq *cq, struct ib_wc *wc)
 	kvod_rdma_conn_close(conn);
 }
 
-/* SEND the READY, behind the REG_MRs on the same send queue. */
+/* SEND the READY, behind the REG_MRs (DOC: RDMA READY). */
 static int conn_post_ready(struct kvod_rdma_conn *conn)
 {
 	struct ib_sge sge = {
@@ -220,11 +255,7 @@ static int conn_ready_gate(struct kvod_rdma_conn *conn)
 	return 0;
 }
 
-/*
- * A START arrived (iWARP). Only the first counts; a resent one (the
- * client resends once if READY is late) lands on the second RECV and is
- * checked the same way.
- */
+/* A START arrived (DOC: RDMA START over iWARP). */
 static void conn_start_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kvod_rdma_conn *conn = cq->cq_context;
@@ -253,14 +284,7 @@ static void conn_start_done(struct ib_cq *cq, struct ib_wc *wc)
 		kvod_rdma_conn_close(conn);
 }
 
-/*
- * Over iWARP, READY must wait for the client's first message: MPA lets
- * the responder send only after the initiator's first FPDU, and siw
- * refuses an MPA reply followed by data in the same read
- * (RDMA_CM_EVENT_CONNECT_ERROR on the client). So the client SENDs a
- * START once connected; these RECVs, posted before the accept, take it
- * and a resent one.
- */
+/* The STARTs' RECVs, posted before the accept (DOC: RDMA START over iWARP). */
 static int conn_post_starts(struct kvod_rdma_conn *conn)
 {
 	struct ib_sge sge[KVOD_RDMA_STARTS];
@@ -469,10 +493,7 @@ static void conn_answer(struct kvod_rdma_conn *conn, int err)
 		kvod_rdma_keepalive_await_start(conn);
 }
 
-/*
- * Set the connection up outside rdma_cm's event handler, which would
- * otherwise stall every rdma_cm user of the host while a movie is mapped.
- */
+/* Set up outside the event handler (DOC: RDMA connection setup). */
 static void conn_setup_work(struct work_struct *work)
 {
 	struct kvod_rdma_conn *conn =
@@ -499,9 +520,7 @@ static void conn_release_work(struct work_struct *work)
 	/* No note is posted from here on, so none after the drain. */
 	kvod_rdma_note_stop(conn);
 	if (!test_and_set_bit(KVOD_RDMA_CONN_ANSWERED, &conn->flags)) {
-		/* Closed (unlisten, exit, device removal) before setup
-		 * answered: tell the client the server is busy.
-		 */
+		/* Closed before setup answered (DOC: RDMA connection setup). */
 		rdma_lock_handler(conn->id);
 		kvod_rdma_reject(conn->rl, conn->id, KVOD_RDMA_BUSY);
 		rdma_unlock_handler(conn->id);
@@ -513,7 +532,7 @@ static void conn_release_work(struct work_struct *work)
 	/* After this no event can reach @conn; the QP goes after its id. */
 	rdma_destroy_id(conn->id);
 	kvod_rdma_keepalive_stop(conn);
-	/* Deregistering the MRs kills the client's rkeys. */
+	/* Deregistering the MRs kills the client's rkeys (DOC: RDMA protection). */
 	conn_free_resources(conn);
 	if (test_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags))
 		kvod_lc_dec(conn->rl->l, KVOD_LC_ACTIVE);
@@ -598,14 +617,9 @@ static void reg_wr_init(struct ib_reg_wr *wr, struct ib_mr *mr,
  * kvod_rdma_conn_established() - register the memory, then say READY
  * @conn: a connection whose QP is now connected
  *
- * Posts one REG_MR per segment and for the table, unsignaled, followed on
- * the same send queue by the signaled READY SEND (over iWARP once the
- * client's START has also arrived, which may be before or after this):
- * the client sees READY only after the registrations took effect. This is
- * all the work the server ever posts for a connection, but for a live
- * channel's notes if the client asked for them (rdma_note.c) and a
- * zero-length keep-alive WRITE every rdma_keepalive seconds
- * (rdma_keepalive.c).
+ * Posts the REG_MRs, then READY on the same send queue (DOC: RDMA READY),
+ * over iWARP once the client's START has also arrived, which may be before
+ * or after this.
  *
  * Return: 0 or a negative errno (the caller closes the connection).
  */

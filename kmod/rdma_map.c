@@ -1,43 +1,74 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A movie's memory DMA-mapped for one RDMA device, shared by every
- * connection to the movie on that device.
+ * connection to the movie on that device. The rules are the DOC: blocks
+ * below; Documentation/rdma.rst, kvod.rst and live.rst include them.
+ */
+
+/**
+ * DOC: RDMA shared maps
  *
  * A connection registers the movie in MRs of its own PD (rdma_conn.c), so
  * that an rkey is good on its own QP only. What those MRs are built from
- * does not depend on the connection: the plan of segments (runs of chunks,
- * one MR each), each segment's scatterlist and its DMA mapping depend on
- * the movie, the device and rdma_huge_pages alone. Built per connection
- * they would grow with the title times the connections: half a million
- * scatterlist entries, about 16 MiB, for a 1 TiB title of 2 MiB chunks.
- * So a map is built once per (movie, device, huge pages or not) and
- * shared; ib_map_mr_sg() only reads it.
+ * does not depend on the connection: the plan of segments (runs of
+ * chunks, one MR each), each segment's scatterlist and its DMA mapping
+ * depend on the movie, the device and ``rdma_huge_pages`` alone. Built per
+ * connection they would grow with the title times the connections: half a
+ * million scatterlist entries, about 16 MiB, for a 1 TiB title of 2 MiB
+ * chunks. So a map is built once per movie, device and choice of MR page
+ * size, when the first connection to the movie on the device sets up, and
+ * shared; ib_map_mr_sg() only reads it. A connection keeps only its MRs
+ * and its segment table.
+ */
+
+/**
+ * DOC: RDMA segments
  *
- * The movie is covered by as few MRs as the device allows: runs of 2 MiB
- * chunks use 2 MiB MR pages (rxe maps up to 512 pages per MR, so 1 GiB per
- * MR), everything else uses 4 KiB pages. An MR's first byte is at the
- * start of its first MR page, so its iova must be aligned to its page
- * size: it is the movie offset of its first byte rounded down to that
- * size. That is the offset itself except for a run of 2 MiB chunks that
- * follows a chunk which fell back to a smaller order (the run then starts
- * at an offset that is not 2 MiB-aligned). Either way the addresses a
- * client sees are derived from movie offsets, never kernel or DMA
- * addresses. The last segment ends exactly at the movie's last byte.
+ * The movie is covered by as few MRs as the device allows. Runs of whole
+ * 2 MiB chunks use 2 MiB MR pages where ``rdma_huge_pages`` is on and the
+ * device's ``page_size_cap`` has them; everything else uses 4 KiB pages.
+ * An MR has at most ``max_fast_reg_page_list_len`` pages, and never more
+ * than 65536.
  *
- * Lifetime: each connection that registered from a map holds it from its
- * setup until its release has deregistered its MRs (kvod_rdma_map_put());
- * the last put unmaps and frees it. Only connections hold maps, and each
- * holds the map's movie until after it put the map, so a map never
- * outlives its movie (and a movie's address is a sound key). Device
- * removal waits for the release of every connection on the device
- * (rdma.c), so no map outlives its device either.
+ * An MR's first byte is at the start of its first MR page, so its iova
+ * must be aligned to its page size: it is the movie offset of its first
+ * byte rounded down to that size. That is the offset itself except for a
+ * run of 2 MiB chunks that follows a chunk which fell back to a smaller
+ * order (the run then starts at an offset that is not 2 MiB-aligned).
+ * Either way the addresses a client sees are derived from movie offsets,
+ * never kernel or DMA addresses. The last segment ends exactly at the
+ * movie's last byte.
+ */
+
+/**
+ * DOC: RDMA mirror mapping
  *
- * Locking: kvod_rdma_maps_lock (a mutex) guards the list of maps and the
- * drop of a map's last reference. A map is built without it (a large
- * movie's takes long, and other connections' setups and releases must not
- * wait for it) and put on the list only if no other connection put one
+ * A live channel's mirror is DMA-mapped like a movie, once per device, and
+ * then written by the CPU for every chunk, with no DMA sync. That is sound
+ * only where the device reads the pages themselves: rxe and siw, which
+ * read them by their kernel address, and a device with coherent DMA and
+ * no bounce buffer. A mirror whose mapping would need a sync
+ * (dma_need_sync()) fails the connection's setup, so the connection is
+ * refused with ``NO_RESOURCES`` rather than served a stale snapshot.
+ */
+
+/**
+ * DOC: RDMA map lifetime and locking
+ *
+ * Each connection that registered from a map holds it from its setup
+ * until its release has deregistered its MRs (kvod_rdma_map_put()); the
+ * last put unmaps and frees it. Only connections hold maps, and each holds
+ * the map's movie until after it put the map, so a map never outlives its
+ * movie, and a movie's address is a sound key. Device removal waits for
+ * the release of every connection on the device ("RDMA listeners and
+ * devices"), so no map outlives its device either.
+ *
+ * ``kvod_rdma_maps_lock``, a mutex, guards the list of maps and the drop
+ * of a map's last reference. A map is built without it, as a large
+ * movie's takes long and other connections' setups and releases must not
+ * wait for it. It is put on the list only if no other connection put one
  * for the same movie and device meanwhile; else it is freed and that one
- * used. A map's fields do not change once it is on the list.
+ * is used. A map's fields do not change once it is on the list.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -159,12 +190,7 @@ static int seg_fill_sg(struct kvod_rdma_mseg *seg,
 	return 0;
 }
 
-/*
- * A live channel's mirror is mapped once and then written by the CPU for
- * every chunk, with no sync: that is sound only where the device reads
- * the pages themselves (coherent DMA, no bounce buffer, or rxe and siw,
- * which read them by their kernel address).
- */
+/* Whether @seg would need a DMA sync (DOC: RDMA mirror mapping). */
 static bool seg_needs_sync(struct ib_device *dev, struct kvod_rdma_mseg *seg)
 {
 	struct scatterlist *sg;
@@ -190,7 +216,7 @@ static int seg_map(struct kvod_rdma_map *map, struct kvod_rdma_mseg *seg)
 				    seg->sgt.orig_nents, DMA_TO_DEVICE);
 	if (!seg->mapped)
 		return -ENOMEM;
-	/* The MR's first byte starts its first page (rdma_conn.c). */
+	/* The MR's first byte starts its first page (DOC: RDMA segments). */
 	if (sg_dma_address(seg->sgt.sgl) & (seg->psize - 1))
 		return -EINVAL;	/* an IOMMU moved the chunk off its alignment */
 	if (map->movie->live && seg_needs_sync(map->dev, seg))
