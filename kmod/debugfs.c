@@ -2,23 +2,8 @@
 /*
  * Test knobs, in /sys/kernel/debug/kvod/ rather than among the module's
  * parameters: they are not part of kvod's interface and exist only so
- * that selftests can reach rare states on demand.
- *
- *   small_chunks: the first N chunks of every movie ADDed afterwards are
- *     single pages, as if their 2 MiB allocations had failed, so the
- *     chunks after them are 2 MiB chunks at offsets that are not 2
- *     MiB-aligned (selftests/kvod/rdma_chunks.sh).
- *   push_release_delay_ms: a push that ended by itself sleeps this long
- *     between leaving the push list and releasing its socket, the window
- *     namespace teardown must wait across (selftests/kvod/push_netns.sh).
- *   rdma_setup_delay_ms: an RDMA connection's setup work sleeps this long
- *     before it builds anything, so that a client's connect times out
- *     waiting for the answer (selftests/kvod/rdma_proxy.sh: 504).
- *   drop_notes: the next N notes of completed chunks, to any connection,
- *     are dropped as if no buffer were free (counted in notes_dropped),
- *     each taking one off N; end notes are not (selftests/kvod/
- *     live_rdma.sh: a reader whose last notes were dropped). N is 0 to
- *     INT_MAX; anything else is refused with EINVAL.
+ * that selftests can reach rare states on demand. Documentation/kvod.rst
+ * describes each.
  *
  * All default to 0 (off) and are read with READ_ONCE() where they act,
  * drop_notes with atomic_dec_if_positive().

@@ -24,7 +24,6 @@
 
 #include "kvod.h"
 
-/* The head every argument struct starts with. */
 struct kvod_ioctl_head {
 	__u32 size;
 	__u32 flags;
@@ -282,7 +281,7 @@ static void ioc_live_feed_commit(union kvod_ioctl_arg *arg)
 	fd_install(arg->feed.uapi.fd, arg->feed.file);
 }
 
-/* The fd never reached the caller: give it back and drop the file. */
+/* The fd never reached the caller. */
 static void ioc_live_feed_undo(union kvod_ioctl_arg *arg)
 {
 	put_unused_fd(arg->feed.uapi.fd);

@@ -242,7 +242,6 @@ void kvod_http_conn_queue(struct http_conn *conn)
 		kref_put(&conn->ref, conn_release);
 }
 
-/* Data arrived, or the connection's state changed: run the work. */
 static void conn_wake(struct sock *sk)
 {
 	struct http_conn *conn;
@@ -585,7 +584,6 @@ static int conn_begin(struct http_conn *conn)
 	return STEP_AGAIN;
 }
 
-/* The phase's deadline passed. */
 static int conn_timeout(struct http_conn *conn)
 {
 	struct kvod_listener *l = kvod_http_listener(conn);

@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * HTTP/1.1 request parser (RFC 9110, RFC 9112), strict on purpose.
+ * HTTP/1.1 request parser (RFC 9110, RFC 9112), strict on purpose
+ * (Documentation/http.rst, "The parser").
  *
  * The parser sees only bytes the connection received and never allocates,
  * sleeps or looks anything up: it turns one request head into a struct
  * http_request whose @status says what to answer if the request cannot be
- * served. Limits: HTTP_HDR_MAX bytes for the head and HTTP_FIELDS_MAX
- * fields (431 beyond). Anything the grammar does not allow is a 400,
- * including bare CR or LF, NUL and other control bytes, whitespace around
- * the request line's single spaces or before a field's colon, obsolete
- * line folding, a second Host, and a request body: kvod serves GET and
- * HEAD only and does not read bodies, so a request announcing one cannot
- * be framed (Content-Length other than 0, any Transfer-Encoding).
+ * served. Anything the grammar does not allow is a 400, and so is a
+ * request body: kvod serves GET and HEAD only and does not read bodies,
+ * so a request announcing one cannot be framed.
  *
  * The order of checks decides which status a request with several faults
  * gets: syntax (400), version (505), Host (400), method (405), body (400).
@@ -20,8 +17,7 @@
  * Range (RFC 9110 14.2): a single "bytes=first-[last]" or "bytes=-suffix"
  * is honoured; several ranges, another unit or an invalid specifier are
  * ignored (the full movie is sent, as the RFC allows). Numbers saturate at
- * U64_MAX instead of wrapping, so a huge first-pos becomes unsatisfiable
- * (416) and a huge last-pos or suffix means "to the end".
+ * U64_MAX instead of wrapping.
  */
 #include <linux/kernel.h>
 #include <linux/limits.h>

@@ -3,11 +3,8 @@
  * HTTP responses: resolving a parsed request against the catalog, building
  * the response head, and the zero-copy sender.
  *
- * The head is a few hundred bytes the connection owns; TCP copies it like
- * any small write. The body is never copied by kvod: it is described by a
- * bio_vec array over the movie's compound pages and handed to TCP with
- * MSG_SPLICE_PAGES, which takes a page reference per fragment instead of
- * copying. Those references keep the pages alive after the movie is
+ * The body is never copied by kvod: MSG_SPLICE_PAGES takes a page
+ * reference per fragment, which keeps the pages alive after the movie is
  * deleted and freed, until TCP has sent and freed the skbs. Every call is
  * MSG_DONTWAIT: when the socket buffer is full, TCP sets SOCK_NOSPACE and
  * the connection waits for sk_write_space (http.c) instead of spinning;
@@ -71,7 +68,6 @@ static void hdr_start(struct http_conn *conn, u16 status, bool close)
 	kvod_lc_inc(kvod_http_listener(conn), status_counter(status));
 }
 
-/* Connection handling and the empty line that ends the head. */
 static void hdr_end(struct http_tx *tx, bool http10)
 {
 	if (tx->close)
@@ -221,8 +217,6 @@ void kvod_http_tx_done(struct http_conn *conn)
  * @len: bytes in @buf
  * @sent: bytes of @buf TCP took so far; advanced by what it takes now
  * @more: more follows at once (MSG_MORE)
- *
- * Headers and framing are the only bytes kvod hands TCP by copy.
  *
  * Return: 0 once all of @buf is taken, -EAGAIN if the socket is full,
  * another negative errno if it failed.

@@ -67,7 +67,7 @@ struct kvod_chunk {
  */
 /**
  * struct kvod_movie - a registered movie, resident in memory
- * @ref: see "Movie lifetimes" below
+ * @ref: see DOC: Movie lifetimes above
  * @hnode: catalog hash linkage, RCU-protected, under the catalog mutex
  * @rcu: defers freeing the struct past concurrent RCU lookups
  * @name: NUL-terminated name; immutable

@@ -146,8 +146,6 @@ static const struct kvod_proto_ops *proto_ops(u32 proto)
  * @ss: set to the kernel's form
  * @len: if not NULL, set to the length of the sockaddr in @ss
  *
- * The one conversion listeners and pushes share.
- *
  * Return: 0, or -EINVAL for a bad family, a zero port, or an IPv4 address
  * with bits beyond its 4 bytes or a scope id.
  */

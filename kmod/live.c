@@ -5,13 +5,12 @@
  * @live points here, so it shares the catalog's names, references, DEL
  * and resident accounting with movies. Chunk S (numbered from 0 in the
  * order the writer completes them) lives in slot S % nr_chunks until the
- * writer starts chunk S + nr_chunks there. A slot's memory is one
- * compound page of 1 << order pages, zero-filled when allocated; what an
- * earlier chunk left past a shorter one's end is never given to a reader
- * (readers get @len bytes, and the mirror copies as many).
+ * writer starts chunk S + nr_chunks there. Slot pages are zero-filled when
+ * allocated, and what an earlier chunk left past a shorter one's end is
+ * never given to a reader (readers get @len bytes, and the mirror copies
+ * as many).
  *
- * The DOC: blocks below are the rules; Documentation/live.rst includes
- * them.
+ * The rules are the DOC: blocks below (Documentation/live.rst).
  */
 
 /**
@@ -198,16 +197,12 @@ static struct page *slot_page_alloc(const struct kvod_live *ch)
 			   __GFP_NOWARN | __GFP_RETRY_MAYFAIL, ch->order);
 }
 
-/* Bytes of memory a ring of @nr chunks of @size bytes holds. */
 static u64 ring_bytes(u32 size, u32 nr)
 {
 	return (u64)nr << (PAGE_SHIFT + get_order(size));
 }
 
-/*
- * The next event for @fanout, or false when it told of everything. Under
- * @watch_lock.
- */
+/* Under @watch_lock; false when @fanout told of everything. */
 static bool fanout_next(struct kvod_live *ch, struct kvod_live_event *ev)
 {
 	u64 seq = ch->told;
@@ -246,10 +241,8 @@ static bool fanout_next(struct kvod_live *ch, struct kvod_live_event *ev)
 }
 
 /*
- * Tell every watcher of the next chunk completed since the last run (or
- * of the end), and run again for the one after: one event per hold of
- * @watch_lock, so that a writer faster than a walk does not keep the
- * watchers that come and go waiting.
+ * One event per hold of @watch_lock, so that a writer faster than a walk
+ * does not keep the watchers that come and go waiting.
  */
 static void live_fanout(struct work_struct *work)
 {
@@ -273,7 +266,6 @@ static void live_fanout(struct work_struct *work)
 		queue_work(system_unbound_wq, &ch->fanout);
 }
 
-/* Allocation order of the mirror's head and slot entries. */
 static u32 head_order(u32 nr)
 {
 	return get_order(LIVE_HEAD_BYTES +
@@ -295,10 +287,6 @@ static struct kvod_rdma_live_slot *mirror_entry(struct kvod_live *ch, u32 i)
 					       LIVE_HEAD_BYTES) + i;
 }
 
-/*
- * The RDMA mirror, in @movie's chunks: the head first, then a slot per
- * ring slot, all zeroed compound pages; every slot entry empty.
- */
 static int mirror_alloc(struct kvod_movie *movie, struct kvod_live *ch)
 {
 	u32 i, n = ch->nr_chunks + 1;
@@ -336,10 +324,9 @@ static int mirror_alloc(struct kvod_movie *movie, struct kvod_live *ch)
 }
 
 /*
- * The writer, under @plock: copy chunk @seq of @len bytes from @src into
- * its mirror slot, in the order <linux/kvod_rdma.h> describes. A client's
- * READ may see any of these stores, so each is one aligned store, and
- * the barriers keep the order between them.
+ * Under @plock, in the order <linux/kvod_rdma.h> describes. A client's READ
+ * may see any of these stores, so each is one aligned store, and the
+ * barriers keep the order between them.
  */
 static void mirror_publish(struct kvod_live *ch, u64 seq, struct page *src,
 			   u32 len)
@@ -382,10 +369,7 @@ static int create_check(const struct kvod_live_create *req)
 	return 0;
 }
 
-/*
- * The movie's @release: free the ring, maybe half-built; nobody else holds
- * the movie any more.
- */
+/* The movie's @release: nobody else holds it; the ring may be half-built. */
 static void live_release(struct kvod_movie *movie)
 {
 	struct kvod_live *ch = movie->live;
@@ -517,10 +501,7 @@ static int slot_claim(struct kvod_live *ch)
 	return 0;
 }
 
-/*
- * The writer: chunk @next_seq holds @len bytes; publish it, unless the
- * channel ended meanwhile.
- */
+/* The writer: publish chunk @next_seq, of @len bytes. */
 static void chunk_complete(struct kvod_live *ch, u32 len)
 {
 	struct kvod_live_slot *slot = live_slot(ch, ch->next_seq);

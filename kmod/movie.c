@@ -69,7 +69,6 @@ unsigned int kvod_movie_zombies(void)
 	return atomic_read(&kvod_movies_zombie);
 }
 
-/* Take @bytes out of the budget, or fail with -ENOSPC if it would exceed @cap. */
 static int resident_reserve(u64 bytes, u64 cap)
 {
 	s64 old = atomic64_read(&kvod_resident);
@@ -117,7 +116,6 @@ static void movie_free_chunks(struct kvod_movie *movie)
 	movie->nr_chunks = 0;
 }
 
-/* Room for @want chunks in the array; grows it by doubling. */
 static int chunks_reserve(struct kvod_movie *movie, u32 *cap, u32 want)
 {
 	struct kvod_chunk *bigger;
@@ -136,9 +134,8 @@ static int chunks_reserve(struct kvod_movie *movie, u32 *cap, u32 want)
 }
 
 /*
- * Allocate chunks covering movie->length bytes. The first guess at the
- * array size is what an unfragmented machine needs: whole 2 MiB chunks plus
- * one per bit of the tail's page count.
+ * The first guess at the array size is what an unfragmented machine needs:
+ * whole 2 MiB chunks plus one per bit of the tail's page count.
  */
 static int movie_alloc_chunks(struct kvod_movie *movie)
 {

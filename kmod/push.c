@@ -258,7 +258,6 @@ static ktime_t push_due_at(const struct kvod_push *p, u64 sched)
 	return ktime_add_ns(p->start, sched);
 }
 
-/* When packet @k is due. */
 static ktime_t push_due(const struct kvod_push *p)
 {
 	return push_due_at(p, push_sched_ns(p));
@@ -271,10 +270,7 @@ static void push_restart(struct kvod_push *p, ktime_t now)
 				push_sched_ns(p));
 }
 
-/*
- * The RTP header of packet @k, @sched ns into the schedule; the 90 kHz
- * clock follows the schedule.
- */
+/* The RTP header of packet @k; the 90 kHz clock follows the schedule. */
 static void rtp_header(const struct kvod_push *p, u64 sched, u8 *h)
 {
 	u32 ts = p->ts0 + (u32)div_u64(sched * 9, 100000);
@@ -625,7 +621,6 @@ static void push_sock_tune(struct kvod_push *p)
 	release_sock(sk);
 }
 
-/* A connected UDP socket in the caller's namespace, with SO_TXTIME on. */
 static int push_socket(struct kvod_push *p)
 {
 	struct sock_txtime txt = { .clockid = p->clockid };
@@ -745,7 +740,6 @@ int kvod_push_start(struct kvod_push_start *req)
 	list_add_tail(&p->node, &kvod_pushes);
 	p->linked = true;
 	kvod_nr_pushes++;
-	/* The first packet is due one window from now. */
 	p->start = ktime_add_ns(push_now(p), p->window);
 	if (p->movie->live) {
 		kvod_live_watch(p->movie->live, &p->live.watch,

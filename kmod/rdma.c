@@ -101,7 +101,7 @@ static atomic_t kvod_rdma_devices = ATOMIC_INIT(0);
 /* Woken by every connection's release, once it is off its list. */
 static DECLARE_WAIT_QUEUE_HEAD(kvod_rdma_released_wq);
 
-static struct ib_client kvod_rdma_client;	/* defined at the bottom */
+static struct ib_client kvod_rdma_client;
 
 static bool addr_is_any(const struct sockaddr_storage *ss)
 {
@@ -120,7 +120,6 @@ static bool addr_is_loopback(const struct sockaddr_storage *ss)
 	return ipv6_addr_loopback(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-/* Whether a specific address is configured in @net at all. */
 static bool addr_is_local(struct net *net, const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET) {

@@ -92,7 +92,6 @@ static int mr_register(struct kvod_rdma_conn *conn, struct scatterlist *sgl,
 	return 0;
 }
 
-/* The movie's map on the device, and an MR of our PD per segment. */
 static int conn_map_movie(struct kvod_rdma_conn *conn)
 {
 	struct kvod_rdma_map *map;
@@ -175,7 +174,6 @@ static int conn_map_ready(struct kvod_rdma_conn *conn)
 	return 0;
 }
 
-/* The STARTs' landing place, over iWARP: KVOD_RDMA_STARTS of them. */
 static int conn_map_start(struct kvod_rdma_conn *conn)
 {
 	size_t len = KVOD_RDMA_STARTS * sizeof(*conn->start);
@@ -390,11 +388,7 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 		ib_dealloc_pd(conn->pd);
 }
 
-/*
- * The expensive part of a connection, in setup_work: its own PD, the
- * movie DMA-mapped and planned into MRs, the table, READY, CQ and QP,
- * and over iWARP the STARTs' RECVs.
- */
+/* The expensive part of a connection, in setup_work. */
 static int conn_setup(struct kvod_rdma_conn *conn)
 {
 	struct ib_pd *pd;
@@ -426,7 +420,6 @@ static int conn_setup(struct kvod_rdma_conn *conn)
 	return ret;
 }
 
-/* Accept with the segment table's descriptor. */
 static int conn_accept(struct kvod_rdma_conn *conn)
 {
 	struct kvod_rdma_reply reply = {
@@ -462,9 +455,8 @@ static int conn_accept(struct kvod_rdma_conn *conn)
 }
 
 /*
- * Answer the request: accept if setup (@err) worked, else reject with
- * the status @err maps to. Under the id's handler lock, so no event of
- * the id runs meanwhile and ESTABLISHED comes after the accept.
+ * Under the id's handler lock, so no event of the id runs meanwhile and
+ * ESTABLISHED comes after the accept.
  */
 static void conn_answer(struct kvod_rdma_conn *conn, int err)
 {

@@ -160,7 +160,6 @@ static u32 plan_movie(const struct kvod_movie *movie, bool huge,
 	return n;
 }
 
-/* Build the scatterlist of movie bytes [seg->offset, + seg->length). */
 static int seg_fill_sg(struct kvod_rdma_mseg *seg,
 		       const struct kvod_movie *movie, size_t *bytes)
 {
@@ -204,7 +203,6 @@ static bool seg_needs_sync(struct ib_device *dev, struct kvod_rdma_mseg *seg)
 	return false;
 }
 
-/* Fill and DMA-map one segment. */
 static int seg_map(struct kvod_rdma_map *map, struct kvod_rdma_mseg *seg)
 {
 	int ret;

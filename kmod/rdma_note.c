@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Notes: one small SEND per completed chunk of a live channel, to each
- * RDMA connection that asked for them (KVOD_RDMA_REQ_NOTIFY), as the
- * thesis proposes; the client then READs the chunk (<linux/kvod_rdma.h>).
- * The rules are the DOC: block below, which Documentation/live.rst
- * includes.
+ * RDMA connection that asked for them (KVOD_RDMA_REQ_NOTIFY); the client
+ * then READs the chunk (<linux/kvod_rdma.h>). The rules are the DOC: block
+ * below, which Documentation/live.rst includes.
  */
 
 /**

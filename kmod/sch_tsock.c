@@ -5,46 +5,24 @@
  * A sender stamps each packet with the time it should leave
  * (skb->tstamp, from SO_TXTIME or from a kernel sender such as kvod's
  * push) and goes back to sleep; tsock holds the packet until that time and
- * releases it from an hrtimer, the qdisc watchdog. The sender neither
- * busy-waits for exact timing nor sleeps in coarse steps and bursts: the
- * work of waiting moves into one timer per device, and with launch-time
- * offload into the NIC.
+ * releases it from an hrtimer, the qdisc watchdog, or with launch-time
+ * offload hands it to the NIC @lead ns before its time. The drops, the
+ * late policy and the offload's conditions are in Documentation/tsock.rst.
  *
  * Structure: every flow (a socket, or a hash of the packet when there is
  * no full socket behind it) has its own queue, an rb-tree of its packets
  * ordered by departure time (equal times stay in arrival order). Flows
  * with packets sit in a second rb-tree, the schedule, ordered by the time
  * of their first packet; its leftmost flow owns the next packet to leave.
- * Enqueue is O(log flows + log packets of the flow), dequeue the same.
- * A flow is freed as soon as it is empty; its key (a socket pointer)
- * cannot be reused by another socket while packets of the first hold it.
+ * Packets without a departure time pass through a FIFO that is served
+ * before any timed packet. A flow is freed as soon as it is empty; its key
+ * (a socket pointer) cannot be reused by another socket while packets of
+ * the first hold it.
  *
- * Packets without a departure time pass straight through in a FIFO that
- * is served before any timed packet. A packet stamped in another clock
- * than the qdisc's (say CLOCK_TAI into a CLOCK_MONOTONIC tsock) is
- * dropped: the time would be meaningless. Packets due later than the
- * horizon (or at 2^63 ns and after, a negative ktime_t) are dropped at
- * enqueue. A packet is late when it leaves more than
- * the tolerance after its time, or when it arrives so; the late policy
- * sends it at once or drops it. Drops are reported on the socket's error
- * queue the way sch_etf does, if the socket asked (SOF_TXTIME_REPORT_ERRORS).
- *
- * Late drops and a parent: dequeue drops the late packets it meets and
- * tells the parent, but never that the queue is now empty. That news
- * (qlen_notify) would reach the parent in the middle of its own dequeue or
- * peek, which hfsc and qfq do not survive (see dequeue_timed()). So when
- * the last packet left is late, dequeue leaves it to a second timer,
- * @expire, which drops it under the root lock like sch_sfq's perturbation
- * timer, when no parent is in the middle of anything.
- *
- * Launch-time offload: if asked and the device accepts TC_SETUP_QDISC_ETF
- * for this queue, packets are handed over @lead ns before their time, in
- * time order, and the NIC launches them; the skb keeps its time (a late
- * one that is sent anyway is stamped with the time it leaves). Only where
- * the tsock feeds one queue: alone on a single-queue device, or under mq.
- * The device clock must then be synchronised to the qdisc's clock
- * (normally CLOCK_TAI via phc2sys). If the device refuses, tsock says so
- * in a warning and falls back to the timer.
+ * Late drops and a parent: dequeue never tells a parent that the queue
+ * emptied (qlen_notify), which hfsc and qfq do not survive in the middle of
+ * their own dequeue or peek; a late last packet is left to a second timer,
+ * @expire (see dequeue_timed()).
  *
  * Locking: enqueue, dequeue and reset run under the qdisc lock; change
  * takes it (sch_tree_lock) to commit, and @expire takes it from its timer;
