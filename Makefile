@@ -102,7 +102,7 @@ htmldocs:
 # guest would leave the second core idle and take the CI past its hour.
 # This tier leaves some programs and transports to the debug tier
 # (Documentation/testing.rst, "What each tier runs"). The race tests,
-# when named here, stress for 30 s each (race_lib.bash: 60 s times
+# when named here, stress for 30 s each (lib/race.sh: 60 s times
 # KVOD_TIMEOUT_SCALE elsewhere, 240 s on the debug kernel).
 test: setup
 	$(MAKE) all selftests siw

@@ -44,8 +44,8 @@ if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 fi
 
 export KVOD_REPO=$REPO
-# shellcheck source=selftests/kvod/tsock_lib.bash
-. "$REPO/selftests/kvod/tsock_lib.bash"
+# shellcheck source=selftests/lib/tsock.sh
+. "$REPO/selftests/lib/tsock.sh"
 kvod_in_guest || { echo "bench: not in a selftests/qemu/vm-run guest" >&2; exit 1; }
 
 OUT=${KVOD_RESULTS:-$REPO/results}/bench-push.txt

@@ -23,10 +23,10 @@
 # timeout: 1200
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/race_lib.bash
-. "$HERE/race_lib.bash"
-# shellcheck source=selftests/kvod/fault_lib.bash
-. "$HERE/fault_lib.bash"
+# shellcheck source=selftests/lib/race.sh
+. "$HERE/../lib/race.sh"
+# shellcheck source=selftests/lib/fault.sh
+. "$HERE/../lib/fault.sh"
 
 read -r -a PROBS <<<"${KVOD_FAULT_PROBS:-1 10 50 100}"
 FAULT_SECONDS=${KVOD_FAULT_SECONDS:-10}

@@ -12,8 +12,8 @@
 # bench/pair-capacity.sh counts late chunks with it.
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
 
 FETCH=$KVOD_REPO/tools/kvod-fetch
 

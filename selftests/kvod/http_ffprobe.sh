@@ -6,8 +6,8 @@
 # end, which a player can only reach with Range requests.
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
 
 # frames SOURCE: decoded video frames.
 frames() {

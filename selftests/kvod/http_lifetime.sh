@@ -10,8 +10,8 @@
 # timeout: 600
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
 
 NS=kvod-http-$$
 NS_ADDR=198.18.1.1

@@ -7,8 +7,8 @@
 # byte-exact, every connection is gone and the per-status counters add up.
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
 
 CORPUS=$HERE/http_corpus.txt
 n=$(grep -cv '^\(#\|$\)' "$CORPUS")

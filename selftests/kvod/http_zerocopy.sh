@@ -11,8 +11,8 @@
 # broken probe cannot pass the test by seeing nothing.
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$HERE/../lib/zerocopy.sh"
 

@@ -13,10 +13,10 @@
 # transports: rxe
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
-# shellcheck source=selftests/kvod/live_lib.bash
-. "$HERE/live_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
+# shellcheck source=selftests/lib/live.sh
+. "$HERE/../lib/live.sh"
 # shellcheck source=selftests/lib/rxe.sh
 . "$HERE/../lib/rxe.sh"
 
@@ -35,7 +35,7 @@ http_setup
 "$KVODCTL" live create tv --rdma --chunk 3760 --chunks 256 ||
 	ktap_bail_out "cannot create channel tv"
 
-# Once, short, to load ffmpeg (live_lib.bash).
+# Once, short, to load ffmpeg (lib/live.sh).
 live_encode 0.5 >/dev/null 2>&1
 live_encode "$SECS" -re | "$KVODCTL" live feed tv &
 wait_test "$(time_limit 30)" -gt 10 movie_field tv chunks_done

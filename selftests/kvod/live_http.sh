@@ -15,12 +15,12 @@
 # timeout: 600
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$HERE/../lib/zerocopy.sh"
-# shellcheck source=selftests/kvod/live_lib.bash
-. "$HERE/live_lib.bash"
+# shellcheck source=selftests/lib/live.sh
+. "$HERE/../lib/live.sh"
 # shellcheck source=selftests/lib/ftrace.sh
 . "$HERE/../lib/ftrace.sh"
 

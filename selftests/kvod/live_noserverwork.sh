@@ -24,10 +24,10 @@
 # timeout: 600
 # transports: rxe
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
-# shellcheck source=selftests/kvod/live_lib.bash
-. "$(dirname "$0")/live_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
+# shellcheck source=selftests/lib/live.sh
+. "$(dirname "$0")/../lib/live.sh"
 # shellcheck source=selftests/lib/ftrace.sh
 . "$(dirname "$0")/../lib/ftrace.sh"
 

@@ -22,8 +22,8 @@
 # timeout: 1200
 # transports: rxe siw
 
-# shellcheck source=selftests/kvod/live_rdma_lib.bash
-. "$(dirname "$0")/live_rdma_lib.bash"
+# shellcheck source=selftests/lib/live_rdma.sh
+. "$(dirname "$0")/../lib/live_rdma.sh"
 
 # burst NAME TAG SECONDS: with reader TAG started (play), 3000 packets into
 # channel NAME at once (with the reader stopped meanwhile if $STOP, and
@@ -376,7 +376,7 @@ fi
 
 # --- A real encoder and a real player -------------------------------------
 # Four seconds of test pattern and tone, encoded first and then replayed
-# in real time (live_lib.bash): ffmpeg feeds the channel as an encoder
+# in real time (lib/live.sh): ffmpeg feeds the channel as an encoder
 # would, without the cost of encoding while the clients run.
 live_encode 4 >"$RDMA_TMP/clip.ts" ||
 	ktap_bail_out "ffmpeg cannot encode the clip"

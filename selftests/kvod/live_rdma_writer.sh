@@ -23,8 +23,8 @@
 # timeout: 600
 # transports: rxe siw
 
-# shellcheck source=selftests/kvod/live_rdma_lib.bash
-. "$(dirname "$0")/live_rdma_lib.bash"
+# shellcheck source=selftests/lib/live_rdma.sh
+. "$(dirname "$0")/../lib/live_rdma.sh"
 
 T=/sys/kernel/tracing
 

@@ -12,12 +12,12 @@
 # timeout: 300
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/http_lib.bash
-. "$HERE/http_lib.bash"
+# shellcheck source=selftests/lib/http.sh
+. "$HERE/../lib/http.sh"
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$HERE/../lib/zerocopy.sh"
-# shellcheck source=selftests/kvod/live_lib.bash
-. "$HERE/live_lib.bash"
+# shellcheck source=selftests/lib/live.sh
+. "$HERE/../lib/live.sh"
 
 DST=udp://127.0.0.1
 

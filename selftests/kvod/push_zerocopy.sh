@@ -18,8 +18,8 @@
 #
 # timeout: 300
 
-# shellcheck source=selftests/kvod/tsock_lib.bash
-. "$(dirname "$0")/tsock_lib.bash"
+# shellcheck source=selftests/lib/tsock.sh
+. "$(dirname "$0")/../lib/tsock.sh"
 # shellcheck source=selftests/lib/zerocopy.sh
 . "$(dirname "$0")/../lib/zerocopy.sh"
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Stress: network namespaces die with kvod in them, for
-# $KVOD_STRESS_SECONDS (see race_lib.bash). Each round builds a namespace
+# $KVOD_STRESS_SECONDS (see lib/race.sh). Each round builds a namespace
 # reached over a veth, starts in it an HTTP listener with downloads
 # running and two pushes timed to end by themselves just when "ip netns
 # del" runs. (RDMA listeners live only in the initial namespace:
@@ -17,8 +17,8 @@
 
 # shellcheck disable=SC2317 # functions that trap and wait_for run
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/race_lib.bash
-. "$HERE/race_lib.bash"
+# shellcheck source=selftests/lib/race.sh
+. "$HERE/../lib/race.sh"
 
 NS=kvod-race-$$
 NS_ADDR=198.18.2.1

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Stress: the RDMA device is deleted (rdma link del) and added again
-# while clients connect and read, for $KVOD_STRESS_SECONDS (see race_lib.bash),
+# while clients connect and read, for $KVOD_STRESS_SECONDS (see lib/race.sh),
 # through a listener on the device's address (which waits for the device
 # and binds it again) and a wildcard listener (which rdma_cm moves to the
 # new device), and through a third (wildcard) listener that is removed
@@ -17,8 +17,8 @@
 # transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/race_lib.bash
-. "$HERE/race_lib.bash"
+# shellcheck source=selftests/lib/race.sh
+. "$HERE/../lib/race.sh"
 rdma_require_transport
 
 ANY_PORT=$((RXE_PORT + 1))

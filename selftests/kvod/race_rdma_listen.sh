@@ -3,7 +3,7 @@
 #
 # Stress: many RDMA clients connect, read and disconnect while the
 # listener is removed (UNLISTEN) and added again (LISTEN), for
-# $KVOD_STRESS_SECONDS (see race_lib.bash). Every download that claims success
+# $KVOD_STRESS_SECONDS (see lib/race.sh). Every download that claims success
 # must be byte-exact, none may hang, every LISTEN after an UNLISTEN must
 # succeed, and afterwards nothing is left: no connection, no reader on the
 # movie, and rmmod with clients still connecting leaves no kvod PD, MR or
@@ -14,8 +14,8 @@
 # transports: rxe siw
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/race_lib.bash
-. "$HERE/race_lib.bash"
+# shellcheck source=selftests/lib/race.sh
+. "$HERE/../lib/race.sh"
 rdma_require_transport
 
 trap 'race_cleanup; rdma_test_stop' EXIT

@@ -3,7 +3,7 @@
 #
 # Stress: DEL and ADD of one name, alternating between two files of
 # different sizes and contents, while HTTP, RDMA and push clients read
-# that name, for $KVOD_STRESS_SECONDS (see race_lib.bash). A client that got the
+# that name, for $KVOD_STRESS_SECONDS (see lib/race.sh). A client that got the
 # movie must have got exactly one of the two files (never a mix, never a
 # freed page); a client that started while the name was absent gets an
 # error. Afterwards no deleted movie stays resident, and rmmod with all
@@ -13,8 +13,8 @@
 # tier: debug
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
-# shellcheck source=selftests/kvod/race_lib.bash
-. "$HERE/race_lib.bash"
+# shellcheck source=selftests/lib/race.sh
+. "$HERE/../lib/race.sh"
 
 HTTP_URL=http://127.0.0.1:8080/film
 PUSH_RATE=40M

@@ -11,8 +11,8 @@
 # timeout: 900
 # transports: rxe siw siwlo
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
 # shellcheck source=selftests/lib/fetch.sh
 . "$(dirname "$0")/../lib/fetch.sh"
 

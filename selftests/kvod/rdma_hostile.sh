@@ -14,8 +14,8 @@
 # timeout: 600
 # transports: rxe siw siwlo:debug
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
 
 ktap_header
 if rdma_iwarp; then

@@ -16,8 +16,8 @@
 # timeout: 600
 # transports: rxe siw:debug
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
 T=/sys/kernel/tracing
 P=/sys/module/kvod/parameters
 # clients: the active_clients of movies film and small.

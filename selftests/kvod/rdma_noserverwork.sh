@@ -15,8 +15,8 @@
 # timeout: 600
 # transports: rxe siw:debug
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
 # shellcheck source=selftests/lib/ftrace.sh
 . "$(dirname "$0")/../lib/ftrace.sh"
 rdma_on_exit() {

@@ -21,8 +21,8 @@
 # timeout: 1200
 # transports: rxe siw:debug siwlo:debug
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
 # shellcheck source=selftests/lib/fetch.sh
 . "$(dirname "$0")/../lib/fetch.sh"
 

@@ -15,8 +15,8 @@
 # timeout: 900
 # transports: rxe siw
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "$0")/rdma_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
 
 ktap_header
 ktap_plan 10

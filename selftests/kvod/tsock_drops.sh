@@ -13,8 +13,8 @@
 #
 # timeout: 300
 
-# shellcheck source=selftests/kvod/tsock_lib.bash
-. "$(dirname "$0")/tsock_lib.bash"
+# shellcheck source=selftests/lib/tsock.sh
+. "$(dirname "$0")/../lib/tsock.sh"
 
 SENDER=$KVOD_REPO/selftests/kvod/tsock_sender.py
 

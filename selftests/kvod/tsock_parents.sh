@@ -39,8 +39,8 @@
 #
 # timeout: 900
 
-# shellcheck source=selftests/kvod/tsock_lib.bash
-. "$(dirname "$0")/tsock_lib.bash"
+# shellcheck source=selftests/lib/tsock.sh
+. "$(dirname "$0")/../lib/tsock.sh"
 
 # qfq last: where it fails, it takes the kernel down.
 PARENTS=(hfsc drr ets htb prio qfq)

@@ -11,8 +11,8 @@
 #
 # timeout: 600
 
-# shellcheck source=selftests/kvod/tsock_lib.bash
-. "$(dirname "$0")/tsock_lib.bash"
+# shellcheck source=selftests/lib/tsock.sh
+. "$(dirname "$0")/../lib/tsock.sh"
 
 ktap_header
 ktap_plan 36

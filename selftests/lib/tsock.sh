@@ -10,7 +10,7 @@
 # tc finds q_tsock.so through TC_LIB_DIR, so nothing is installed.
 
 # shellcheck source=selftests/lib/ktap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/ktap.sh"
 
 TXT_DIR=$KVOD_REPO/selftests/txtime
 TXSEND=$TXT_DIR/txsend

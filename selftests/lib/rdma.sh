@@ -7,9 +7,9 @@
 # processes), then removes $RDMA_TMP.
 
 # shellcheck source=selftests/lib/ktap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/ktap.sh"
 # shellcheck source=selftests/lib/rxe.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/rxe.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/rxe.sh"
 kvod_require_guest
 rdma_require_transport
 

@@ -9,7 +9,7 @@
 # seconds), so http_client.py does whole batches per call.
 
 # shellcheck source=selftests/lib/ktap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/ktap.sh"
 kvod_require_guest
 
 HTTP_DIR=$KVOD_REPO/selftests/kvod

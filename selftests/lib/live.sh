@@ -5,7 +5,7 @@
 # "key=value" result lines.
 
 # The system interpreter: a pyenv shim costs half a minute per start here.
-LT=(/usr/bin/python3 -S "$(dirname "${BASH_SOURCE[0]}")/live_tool.py")
+LT=(/usr/bin/python3 -S "$(dirname "${BASH_SOURCE[0]}")/../kvod/live_tool.py")
 # shellcheck disable=SC2034 # used by the tests that source this
 PPC=16					# packets per chunk
 # shellcheck disable=SC2034 # used by the tests that source this

@@ -25,9 +25,9 @@
 # test also wants some "ok" to show the clients really ran.
 
 # shellcheck source=selftests/lib/ktap.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/ktap.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/ktap.sh"
 # shellcheck source=selftests/lib/rxe.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/rxe.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/rxe.sh"
 kvod_require_guest
 
 RACE_SECONDS=${KVOD_STRESS_SECONDS:-$((60 * ${KVOD_TIMEOUT_SCALE:-1}))}

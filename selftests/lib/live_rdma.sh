@@ -3,14 +3,14 @@
 # Readers of live channels over RDMA, for live_rdma.sh and
 # live_rdma_writer.sh: kvod-fetch plays a channel into live_tool.py
 # check, which checks every numbered MPEG-TS packet (sourced; not a
-# test). It sources rdma_lib.bash and live_lib.bash; play() takes
-# live_lib.bash's $PPC unless the caller sets its own.
+# test). It sources lib/rdma.sh and lib/live.sh; play() takes
+# lib/live.sh's $PPC unless the caller sets its own.
 
-# shellcheck source=selftests/kvod/rdma_lib.bash
-. "$(dirname "${BASH_SOURCE[0]}")/rdma_lib.bash"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "${BASH_SOURCE[0]}")/rdma.sh"
 
-# shellcheck source=selftests/kvod/live_lib.bash
-. "$(dirname "${BASH_SOURCE[0]}")/live_lib.bash"
+# shellcheck source=selftests/lib/live.sh
+. "$(dirname "${BASH_SOURCE[0]}")/live.sh"
 
 # play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check (with
 # $CHECK_ARGS), in the background, killed after $PLAY_TIMEOUT seconds if
