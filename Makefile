@@ -2,7 +2,8 @@
 #
 # kvod top-level Makefile.
 #
-#   make              build kmod/*.ko against KDIR, and the tools
+#   make              build kmod/kvod.ko and tsock/sch_tsock.ko against
+#                     KDIR, and the tools
 #   make check        sparse (C=2), checkpatch --strict and kernel-doc -Wall,
 #                     fail on any finding
 #   make htmldocs     Documentation/ as HTML in build/htmldocs (Sphinx, with
@@ -76,8 +77,10 @@ siw:
 	done
 	$(MAKE) -C $(KDIR) M=$(SIW_BUILD) CONFIG_RDMA_SIW=m modules
 
-# Every .c and .h of kernel code, and the uapi header.
-KERNEL_FILES = $(sort $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)))
+# Every .c and .h of kernel code (kvod.ko and sch_tsock.ko), and the uapi
+# headers.
+KERNEL_FILES = $(sort $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h \
+		tsock/*.c tsock/*.h uapi/linux/*.h)))
 
 sparse:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 W=1 modules 2>&1 | tee .sparse.log
@@ -110,10 +113,13 @@ test: setup
 	KVOD_STRESS_SECONDS=$${KVOD_STRESS_SECONDS:-30} selftests/run-tests
 
 # The debug tier (Documentation/testing.rst). The modules are built from
-# a copy of the sources in build/debug, so that the Debian build in kmod/
-# stays as it is. The classful qdiscs that selftests/kvod/tsock_parents.sh
-# puts tsock under, which the debug kernel does not build in, are built
-# there too, from KSRC, into build/debug/sched.
+# a copy of the sources in build/debug (kvod.ko in build/debug/kmod,
+# sch_tsock.ko in build/debug/tsock), so that the Debian build in kmod/
+# and tsock/ stays as it is. The classful qdiscs that
+# selftests/kvod/tsock_parents.sh puts tsock under, which the debug kernel
+# does not build in, are built there too, from KSRC, into
+# build/debug/sched. The tests find sch_tsock.ko in the tsock directory
+# beside KVOD_KMOD_DIR (selftests/lib/ktap.sh, kmod_path()).
 DEBUG_BUILD := $(CURDIR)/build/debug
 DEBUG_SCHED := hfsc qfq drr ets htb
 
@@ -122,10 +128,11 @@ debug-kernel: setup
 
 debug-modules: debug-kernel
 	rm -rf $(DEBUG_BUILD)
-	mkdir -p $(DEBUG_BUILD)/kmod $(DEBUG_BUILD)/sched
+	mkdir -p $(DEBUG_BUILD)/kmod $(DEBUG_BUILD)/tsock $(DEBUG_BUILD)/sched
 	cp Kbuild $(DEBUG_BUILD)/
 	cp -r uapi $(DEBUG_BUILD)/
 	cp kmod/Kbuild kmod/*.c kmod/*.h $(DEBUG_BUILD)/kmod/
+	cp tsock/Kbuild tsock/*.c $(DEBUG_BUILD)/tsock/
 	$(MAKE) -C $$(selftests/qemu/debug-kernel --print) M=$(DEBUG_BUILD) W=1 modules
 	cp $(DEBUG_SCHED:%=$(KSRC)/net/sched/sch_%.c) $(DEBUG_BUILD)/sched/
 	echo 'obj-m := $(DEBUG_SCHED:%=sch_%.o)' >$(DEBUG_BUILD)/sched/Kbuild

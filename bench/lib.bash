@@ -12,6 +12,8 @@ die() { log "bench: $*"; exit 1; }
 # build_base REF DIR: build kvod.ko of git ref REF in DIR (DIR/kmod), on
 # the host, against the newest Debian 6.12 headers installed: the
 # baseline module a benchmark compares this tree's with. Needs $REPO.
+# Only kmod/ is built (with uapi/ beside it): a ref's top-level Kbuild
+# may also name tsock/, which is not taken.
 build_base() {
 	local kver
 
@@ -20,8 +22,8 @@ build_base() {
 	kver=${kver#linux-headers-}
 	rm -rf "$2"
 	mkdir -p "$2"
-	git -C "$REPO" archive "$1" Kbuild kmod uapi | tar -x -C "$2" &&
-		make -s -C "/lib/modules/$kver/build" M="$2" modules
+	git -C "$REPO" archive "$1" kmod uapi | tar -x -C "$2" &&
+		make -s -C "/lib/modules/$kver/build" M="$2/kmod" modules
 }
 
 # busy_now: busy jiffies of all CPUs so far (user, nice, system, irq,

@@ -65,13 +65,15 @@ fi
 . "$HERE/pair.bash"
 # shellcheck source=bench/lib.bash
 . "$HERE/lib.bash"
+# kmod_path: where the modules are.
+# shellcheck source=selftests/lib/ktap.sh
+. "$REPO/selftests/lib/ktap.sh"
 OUT=$PAIR_DIR/report.$PAIR_ROLE
 FINAL=${KVOD_RESULTS:-$REPO/results}/bench-pair-pacing.txt
 # For bench/bench-plot, a line a sender and load: SENDER-LOAD, jitter p99
 # median, min, max (us), server CPU-ms per stream second median, min, max.
 DAT=${KVOD_RESULTS:-$REPO/results}/bench-pair-pacing.dat
 TXT=$REPO/selftests/txtime
-KMOD=${KVOD_KMOD_DIR:-$REPO/kmod}
 export TC_LIB_DIR=$REPO/tools/tc
 N=$((PPS * SECS))
 RATE=$((PPS * 1316 * 8))
@@ -144,9 +146,9 @@ if [ "$PAIR_ROLE" = server ]; then
 	}
 
 	modprobe -q sch_fq sch_etf || die "modprobe sch_fq sch_etf failed"
-	insmod "$KMOD/sch_tsock.ko" || die "insmod sch_tsock failed"
+	insmod "$(kmod_path sch_tsock)" || die "insmod sch_tsock failed"
 	modprobe -q -a ib_core rdma_cm || die "modprobe rdma_cm failed"
-	insmod "$KMOD/kvod.ko" || die "insmod kvod failed"
+	insmod "$(kmod_path kvod)" || die "insmod kvod failed"
 	# A movie of N RTP payloads of null TS packets, for the push.
 	python3 -c '
 import sys

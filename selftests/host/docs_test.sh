@@ -3,9 +3,9 @@
 #
 # Documentation/ builds with Sphinx and the kernel's kernel-doc directive
 # without a warning (an rst error, a broken kernel-doc comment, or a
-# ":doc:" that names no DOC: block), and every DOC: block of kmod/ is
-# included by some rst file, so that a rule written once in the code is
-# read in the documentation too. Loads nothing.
+# ":doc:" that names no DOC: block), and every DOC: block of kmod/ and
+# tsock/ is included by some rst file, so that a rule written once in the
+# code is read in the documentation too. Loads nothing.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,11 +27,13 @@ rc=$?
 check_eq "Documentation/ builds without a warning" "0 0" \
 	"$rc $(grep -c . <<<"$out")"
 
-# Each "DOC: TITLE" of kmod/ against the ":doc: TITLE" lines of the rst.
+# Each "DOC: TITLE" of kmod/ and tsock/ against the ":doc: TITLE" lines
+# of the rst.
 missing=
 while IFS= read -r title; do
 	grep -rqxF -- "   :doc: $title" "$REPO/Documentation" ||
 		missing+=" '$title'"
-done < <(sed -n 's/^ \* DOC: //p' "$REPO"/kmod/*.[ch])
-check_eq "every DOC: block of kmod/ is in Documentation/" "" "${missing# }"
+done < <(sed -n 's/^ \* DOC: //p' "$REPO"/kmod/*.[ch] "$REPO"/tsock/*.c)
+check_eq "every DOC: block of kmod/ and tsock/ is in Documentation/" "" \
+	"${missing# }"
 ktap_finish

@@ -217,9 +217,21 @@ wait_test() {
 	done
 }
 
-# kmod_load NAME [PARAMS...]: insmod NAME.ko from $KVOD_KMOD_DIR (where
-# make test-debug builds the modules for the debug kernel), else from
-# $KVOD_REPO/kmod.
+# kmod_path NAME: the path of NAME.ko, the one place that decides it.
+# kvod.ko is in $KVOD_KMOD_DIR (make test-debug's build/debug/kmod), else
+# in $KVOD_REPO/kmod; sch_tsock.ko is in $KVOD_TSOCK_DIR, else in the
+# tsock directory beside that one ($KVOD_REPO/tsock, build/debug/tsock).
+# vm-run passes both variables into the guest, as every KVOD_*.
+kmod_path() {
+	local kmod=${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}
+
+	case $1 in
+	sch_tsock) echo "${KVOD_TSOCK_DIR:-$kmod/../tsock}/$1.ko" ;;
+	*) echo "$kmod/$1.ko" ;;
+	esac
+}
+
+# kmod_load NAME [PARAMS...]: insmod kmod_path NAME.
 kmod_load() {
 	local name=$1
 
@@ -227,7 +239,7 @@ kmod_load() {
 	kvod_in_guest ||
 		ktap_bail_out "refusing to insmod $name outside a selftests/qemu/vm-run guest"
 	[ "$name" != kvod ] || modprobe -q -a ib_core rdma_cm
-	insmod "${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/$name.ko" "$@" &&
+	insmod "$(kmod_path "$name")" "$@" &&
 		wait_for 5 test -d "/sys/module/$name"
 }
 

@@ -31,7 +31,7 @@ tsock_require_tools() {
 	local f
 
 	for f in "$TXSEND" "$TXRECV" "$TC_LIB_DIR/q_tsock.so" \
-		 "${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/sch_tsock.ko"; do
+		 "$(kmod_path sch_tsock)"; do
 		[ -e "$f" ] || ktap_bail_out "$f missing: run make all selftests"
 	done
 }

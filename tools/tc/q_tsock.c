@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * q_tsock.so: tc support for the tsock qdisc (kmod/sch_tsock.c).
+ * q_tsock.so: tc support for the tsock qdisc (tsock/sch_tsock.c).
  *
  *   tc qdisc add dev DEV root tsock [ clockid CLOCK_MONOTONIC | CLOCK_TAI ]
  *	[ horizon TIME ] [ late send | drop ] [ tolerance TIME ]
