@@ -48,12 +48,18 @@ fi
 TEST_DIR=${KVOD_TEST_DIR:-$HERE/kvod}
 read -r -a MODULES <<<"${KVOD_MODULES:-sch_tsock kvod}"
 
+# The hooks around every program start as few processes as they can
+# (each costs seconds on the debug kernel): the resets print into
+# SCRATCH, not into a $(...) subshell.
+SCRATCH=${TMPDIR:-/tmp}/kvod-run-guest.$$
+
 # unload_leftovers WHEN: delete the named network namespaces left, which
 # may hold a module, then rmmod what is still loaded of MODULES.
 unload_leftovers() {
 	local gone
 
-	gone=$(netns_reset)
+	netns_reset >"$SCRATCH"
+	read -r gone <"$SCRATCH"
 	[ -z "$gone" ] || echo "# runner: deleted leftover network namespaces $1: $gone"
 	modules_reset "$1" "${MODULES[@]}"
 }
@@ -64,14 +70,17 @@ unload_leftovers() {
 # the programs before had left, and marks the program's start in the
 # kernel log, so that the console's timestamps say when each program ran.
 before_test() {
-	local left
+	local left=
 
 	unload_leftovers "before $1" || true	# the note says it; the end fails
-	if ! left=$(tracefs_reset); then
+	if ! tracefs_reset >"$SCRATCH"; then
 		echo "# runner: could not reset tracing before $1"
 	fi
+	read -r left <"$SCRATCH"
 	[ -z "$left" ] || echo "# runner: tracing as left before $1: $left; reset"
-	left=$(lo_reset)
+	lo_reset >"$SCRATCH"
+	left=
+	read -r left <"$SCRATCH"
 	[ -z "$left" ] || echo "# runner: lo had a $left qdisc before $1; removed"
 	if [ -w "$KMEMLEAK" ] && kernel_jiffies; then
 		kmsg_mark "$1 starts at jiffies $JIFFIES"
@@ -99,23 +108,31 @@ kernel_jiffies() {
 # HEALTH_PATTERNS in the new part of the kernel log fails the program
 # (kmemleak turning itself off among them: every later leak would go
 # unseen).
+# One dmesg reads the log; only when a new line matches a pattern do the
+# new lines go through health_scan's awk, which tells a report from the
+# call traces the fault tests expect.
 LOG_SEEN=0
-
-kernel_log_lines() {
-	dmesg 2>/dev/null | wc -l
-}
+HEALTH_RE=$(health_regex)
 
 # shellcheck disable=SC2317 # run_suite calls it
 health_after() {
-	local name=$1 lines bad
+	local name=$1 i
+	local -a log bad=()
 
-	lines=$(kernel_log_lines)
-	bad=$(dmesg 2>/dev/null | tail -n "+$((LOG_SEEN + 1))" |
-		health_scan - | head -n 20)
-	LOG_SEEN=$lines
-	[ -z "$bad" ] && return 0
-	printf '# kernel: %s\n' "${bad//$'\n'/$'\n'# kernel: }"
-	echo "kernel report during $name: ${bad%%$'\n'*}"
+	mapfile -t log < <(dmesg 2>/dev/null)
+	for ((i = LOG_SEEN; i < ${#log[@]}; i++)); do
+		if [[ ${log[i]} =~ $HEALTH_RE ]]; then
+			bad=("${log[@]:LOG_SEEN}")
+			break
+		fi
+	done
+	LOG_SEEN=${#log[@]}
+	((${#bad[@]})) || return 0
+	printf '%s\n' "${bad[@]}" | health_scan - >"$SCRATCH"
+	mapfile -t -n 20 bad <"$SCRATCH"
+	((${#bad[@]})) || return 0
+	printf '# kernel: %s\n' "${bad[@]}"
+	echo "kernel report during $name: ${bad[0]}"
 	return 1
 }
 
@@ -133,7 +150,9 @@ if [ -w "$KMEMLEAK" ]; then
 	{ echo scan >"$KMEMLEAK" && echo scan >"$KMEMLEAK"; } 2>/dev/null || true
 	echo clear >"$KMEMLEAK"
 fi
-LOG_SEEN=$(kernel_log_lines)
+mapfile -t LOG < <(dmesg 2>/dev/null)
+LOG_SEEN=${#LOG[@]}
+unset LOG
 RUN_SUITE_AFTER=health_after
 
 # The programs to run, in order.
@@ -143,4 +162,5 @@ rc=0
 run_suite kvod before_test "${tests[@]}" || rc=$?
 # A module that will not go away after the last program fails the run.
 unload_leftovers "after the last test" || rc=1
+rm -f "$SCRATCH"
 exit "$rc"

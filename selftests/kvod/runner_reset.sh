@@ -107,7 +107,8 @@ if ping_lo; then
 fi
 check_eq "a plug on lo held traffic, was removed, traffic flows" \
 	"yes prio yes" "$held $out $flows"
-check_eq "lo is as at boot" noqueue "$(lo_qdisc)"
+lo_qdisc
+check_eq "lo is as at boot" noqueue "$LO_QDISC"
 
 # What a tsock program killed at its timeout leaves: its namespace, whose
 # qdisc holds sch_tsock.

@@ -50,3 +50,17 @@ kmsg_since() {
 		{ line[NR] = $0 }
 		END { for (i = n + 1; n && i <= NR; i++) print line[i] }'
 }
+
+# proc_forks VAR: set VAR to the processes started since boot (the
+# "processes" line of /proc/stat), read without starting one.
+proc_forks() {
+	local key val rest
+
+	printf -v "$1" 0
+	while read -r key val rest; do
+		if [ "$key" = processes ]; then
+			printf -v "$1" %s "$val"
+			return
+		fi
+	done </proc/stat
+}

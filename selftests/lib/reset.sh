@@ -11,33 +11,36 @@
 # shellcheck source=selftests/lib/guest.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest.sh"	# sleep_nofork
 
-# lo_qdisc: the kind of lo's root qdisc (noqueue at boot).
+# lo_qdisc: set LO_QDISC to the kind of lo's root qdisc (noqueue at
+# boot), starting one process (tc).
 lo_qdisc() {
-	tc qdisc show dev lo root 2>/dev/null | awk 'NR == 1 { print $2 }'
+	LO_QDISC=$(tc qdisc show dev lo root 2>/dev/null)
+	read -r _ LO_QDISC _ <<<"$LO_QDISC"
 }
 
 # lo_reset: remove lo's root qdisc unless it is noqueue (lo's at boot);
-# print the kind removed, nothing if there was none.
+# print the kind removed, nothing if there was none. The runner calls
+# this before every program: it starts no process but tc.
 lo_reset() {
-	local q
-
-	q=$(lo_qdisc)
-	[ -n "$q" ] && [ "$q" != noqueue ] || return 0
+	lo_qdisc
+	[ -n "$LO_QDISC" ] && [ "$LO_QDISC" != noqueue ] || return 0
 	tc qdisc del dev lo root 2>/dev/null
-	echo "$q"
+	echo "$LO_QDISC"
 }
 
 # netns_reset: delete every named network namespace (the rig makes none)
 # and print their names, space-separated; nothing if there was none.
-# A namespace goes once its last user has: its devices and qdiscs go in
-# the kernel's cleanup work a little later (modules_reset waits for it).
+# It looks in ip-netns(8)'s directory itself, so that it starts no
+# process when there is none. A namespace goes once its last user has:
+# its devices and qdiscs go in the kernel's cleanup work a little later
+# (modules_reset waits for it).
 netns_reset() {
-	local ns gone=()
+	local f gone=()
 
-	while read -r ns _; do
-		[ -n "$ns" ] || continue
-		ip netns delete "$ns" 2>/dev/null && gone+=("$ns")
-	done < <(ip netns list 2>/dev/null)
+	for f in /var/run/netns/*; do
+		[ -e "$f" ] || continue
+		ip netns delete "${f##*/}" 2>/dev/null && gone+=("${f##*/}")
+	done
 	echo "${gone[*]}"
 }
 

@@ -35,14 +35,24 @@
 # With KVOD_RESULTS set, each program's unindented output is also saved
 # as $KVOD_RESULTS/SUITE/NAME.log.
 
+# shellcheck source=selftests/lib/guest.sh
+. "$(dirname "${BASH_SOURCE[0]}")/guest.sh"	# proc_forks
+
 # header_line PATH KEY: the rest of the "# KEY:" line in the comment
-# block at the top of shell test PATH, if it has one.
+# block at the top of shell test PATH, if it has one. Builtins only: the
+# runner reads two of these per program, and a process start costs
+# seconds on the debug kernel.
 header_line() {
+	local line re="^#[[:space:]]*$2:[[:space:]]*(.*)$"
+
 	[[ $1 == *.sh ]] && [ -r "$1" ] || return 0
-	awk -v key="$2" '$0 ~ "^#[[:space:]]*" key ":" {
-			sub("^#[[:space:]]*" key ":[[:space:]]*", ""); print; exit }
-		/^#/ || /^[[:space:]]*$/ { next }
-		{ exit }' "$1"
+	while IFS= read -r line; do
+		if [[ $line =~ $re ]]; then
+			echo "${BASH_REMATCH[1]}"
+			return 0
+		fi
+		[[ $line == \#* || $line =~ ^[[:space:]]*$ ]] || return 0
+	done <"$1"
 }
 
 # in_tier PATH: whether shell test PATH belongs to this tier's default
@@ -91,9 +101,9 @@ suite_programs() {
 		for f in "$dir"/*_test "$dir"/*.sh; do
 			if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; } &&
 				in_tier "$f"; then
-				names+=("$(basename "$f")")
+				names+=("${f##*/}")
 				for t in $(test_transports "$f"); do
-					extra+=("$(basename "$f")@$t")
+					extra+=("${f##*/}@$t")
 				done
 			fi
 		done
@@ -124,38 +134,20 @@ test_timeout() {
 base_timeout() {
 	local path=${1%@*} name var t
 
-	name=$(basename "$path")
+	name=${path##*/}
 	var=KVOD_TIMEOUT_${name//[^A-Za-z0-9_]/_}
 	if [ -n "${!var:-}" ]; then
 		echo "${!var}"
 		return
 	fi
-	if [[ $path == *.sh ]] && [ -r "$path" ]; then
-		# Only the comment block at the top of the file counts.
-		t=$(awk '/^#[[:space:]]*timeout:[[:space:]]*[0-9]+[[:space:]]*$/ {
-				sub(/^#[[:space:]]*timeout:[[:space:]]*/, ""); print $1; exit }
-			/^#/ || /^[[:space:]]*$/ { next }
-			{ exit }' "$path")
-		if [ -n "$t" ]; then
-			echo "$t"
-			return
-		fi
+	# Only the comment block at the top of the file counts.
+	t=$(header_line "$path" timeout)
+	t=${t%"${t##*[![:space:]]}"}
+	if [[ $t =~ ^[0-9]+$ ]]; then
+		echo "$t"
+		return
 	fi
 	echo "${KVOD_TEST_TIMEOUT:-300}"
-}
-
-# proc_forks VAR: set VAR to the processes started since boot (the
-# "processes" line of /proc/stat), read without starting one.
-proc_forks() {
-	local key val rest
-
-	printf -v "$1" 0
-	while read -r key val rest; do
-		if [ "$key" = processes ]; then
-			printf -v "$1" %s "$val"
-			return
-		fi
-	done </proc/stat
 }
 
 # run_suite SUITE HOOK PATH...: run the programs in order; call HOOK NAME
@@ -167,9 +159,9 @@ proc_forks() {
 # it. Returns 0 if all passed or skipped, 1 otherwise.
 run_suite() {
 	local suite=$1 hook=$2 n=0 failed=0 path name t rc start elapsed log
-	local after after_rc after_out transport file forks forks_end
-	local logdir=
-	local -a cmd env
+	local after_rc transport file forks forks_end dir
+	local logdir='' scratch=${TMPDIR:-/tmp}/kvod-runner.$$
+	local -a cmd env after
 
 	shift 2
 	echo "TAP version 13"
@@ -179,14 +171,14 @@ run_suite() {
 	fi
 	for path; do
 		n=$((n + 1))
-		name=$(basename "$path")
+		name=${path##*/}
 		env=()
 		if [[ $path == *@* ]]; then
 			transport=${path##*@}
 			path=${path%@*}
 			env=("KVOD_RDMA_TRANSPORT=$transport")
 		fi
-		file=$(basename "$path")
+		file=${path##*/}
 		echo "# selftests: $suite: $name"
 		if [ -n "$hook" ]; then
 			"$hook" "$name"
@@ -205,17 +197,24 @@ run_suite() {
 			failed=1
 			continue
 		fi
-		t=$(test_timeout "$path")
+		# Builtins and files, not $(...): each process costs seconds
+		# on the debug kernel, and this runs for every program.
+		test_timeout "$path" >"$scratch"
+		read -r t <"$scratch"
 		log=/dev/null
 		if [ -n "$logdir" ]; then
 			log=$logdir/$name.log
 		fi
 		start=$SECONDS
 		proc_forks forks
-		if (cd "$(dirname "$path")" &&
-			env "${env[@]}" timeout --kill-after=10 "$t" "${cmd[@]}" \
+		# sed keeps the unindented output in the log ("w") as it
+		# indents it for the report.
+		dir=.
+		[[ $path != */* ]] || dir=${path%/*}
+		if (cd "$dir" && { ((${#env[@]} == 0)) || export "${env[@]}"; } &&
+			exec timeout --kill-after=10 "$t" "${cmd[@]}" \
 				</dev/null 2>&1) |
-			tee "$log" | sed -u 's/^/  /'; then
+			sed -u -e "w $log" -e 's/^/  /'; then
 			rc=0
 		else
 			rc=${PIPESTATUS[0]}
@@ -231,14 +230,12 @@ run_suite() {
 		if [ -n "${RUN_SUITE_AFTER:-}" ]; then
 			# Not in a $(...) subshell: the hook keeps state (how
 			# much of the kernel log it has seen) in this shell.
-			after_out=$(mktemp)
-			"$RUN_SUITE_AFTER" "$name" >"$after_out" || after_rc=1
-			after=$(cat "$after_out")
-			rm -f "$after_out"
-			[ -z "$after" ] || printf '%s\n' "$after"
+			"$RUN_SUITE_AFTER" "$name" >"$scratch" || after_rc=1
+			mapfile -t after <"$scratch"
+			((${#after[@]} == 0)) || printf '%s\n' "${after[@]}"
 		fi
 		if ((after_rc)) && { [ "$rc" = 0 ] || [ "$rc" = 4 ]; }; then
-			echo "not ok $n selftests: $suite: $name # after: ${after##*$'\n'}"
+			echo "not ok $n selftests: $suite: $name # after: ${after[-1]:-}"
 			failed=1
 			continue
 		fi
@@ -255,5 +252,6 @@ run_suite() {
 			;;
 		esac
 	done
+	rm -f "$scratch"
 	return "$failed"
 }
