@@ -21,7 +21,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 28
+ktap_plan 30
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -41,6 +41,13 @@ check_eq "descriptions are not globbed, messages keep their lines" \
  y"; ktap_pass "[kvod] *"; ktap_skip "[k] *"')"
 check_eq "no helpers: bail out" "Bail out! no /nonexistent: run selftests/qemu/setup.sh rc=1" \
 	"$(KTAP_HELPERS=/nonexistent child 'ktap_pass a')"
+check_eq "no cost lines without KVOD_CHECK_COST" "ok 1 a rc=0" \
+	"$(KVOD_CHECK_COST='' child '/bin/true; ktap_pass a')"
+# shellcheck disable=SC2016 # expanded by the inner bash
+check_ok "KVOD_CHECK_COST: a result says its seconds and processes" \
+	bash -c '[[ $1 =~ ^"# cost: "[0-9]+" s, "([0-9]+)" processes|ok 1 a rc=0"$ ]] &&
+		((BASH_REMATCH[1] >= 2))' _ \
+	"$(KVOD_CHECK_COST=1 child '/bin/true; /bin/true; ktap_pass a')"
 check_eq "check_eq shows both values" "# expected: 'x'|# actual:   'y'|not ok 1 d rc=0" \
 	"$(child 'check_eq d x y')"
 check_eq "check_errno by strerror text" "ok 1 d rc=0" \

@@ -44,6 +44,22 @@ ktap_header() {
 	ktap_print_header
 }
 
+# With $KVOD_CHECK_COST set, every result is preceded by a line "# cost:
+# N s, P processes": the time since the result before (or since this
+# file was sourced) and the processes started meanwhile, which is what
+# a check costs on the debug kernel, where a process start takes seconds.
+ktap_cost() {
+	local now
+
+	[ -n "${KVOD_CHECK_COST:-}" ] || return 0
+	proc_forks now
+	echo "# cost: $((SECONDS - KTAP_COST_AT)) s, $((now - KTAP_COST_FORKS)) processes"
+	KTAP_COST_AT=$SECONDS
+	KTAP_COST_FORKS=$now
+}
+KTAP_COST_AT=$SECONDS
+proc_forks KTAP_COST_FORKS
+
 ktap_plan() {
 	ktap_set_plan "$1"
 }
@@ -66,6 +82,7 @@ ktap_pass() {
 	local -
 
 	set -f
+	ktap_cost
 	ktap_test_pass "$*"
 }
 
@@ -73,6 +90,7 @@ ktap_fail() {
 	local -
 
 	set -f
+	ktap_cost
 	ktap_test_fail "$*"
 }
 
@@ -81,6 +99,7 @@ ktap_skip() {
 	local -
 
 	set -f
+	ktap_cost
 	[ -z "${2:-}" ] || ktap_print_msg "$1: $2"
 	ktap_test_skip "$1"
 }
