@@ -3,19 +3,23 @@
  * txrecv: receive a test stream and measure when each packet arrived
  * (SO_TIMESTAMPNS, the kernel's receive time) against when it was due.
  *
- *   txrecv -p PORT [-a ADDR] [-n COUNT] [-t IDLE_MS] [-T TOTAL_MS]
- *          [-R PPS] [-o FILE] [-P FILE]
+ *   txrecv -p PORT [-a ADDR] [-n COUNT] [-t IDLE_MS] [-w FIRST_MS]
+ *          [-T TOTAL_MS] [-R PPS] [-o FILE] [-P FILE]
  *
  * Binds UDP PORT (0: any free port) on IPv4 address ADDR (default all)
  * and prints "listening port=N" once it has. Stops after COUNT packets,
- * after IDLE ms without one (counted from the start until the first
- * comes), or after TOTAL ms. Without -R packets carry a struct txt_hdr
- * with their due time. With -R the stream is RTP (kvod's push): the due
- * time of packet k is taken as k / PPS after the first, where k counts
- * RTP sequence numbers (rtp_unwrap()); the RTP header and MPEG-TS payload
- * are checked too, and -P FILE writes the RTP payloads to FILE in arrival
- * order (to compare with the movie). -o FILE writes one line per packet:
- * flow, seq (k with -R), due and arrival time in ns.
+ * after IDLE ms without one (FIRST ms, default IDLE, until the first
+ * comes), or after TOTAL ms. Its receive buffer is 16 MiB, past
+ * net.core.rmem_max if it may (SO_RCVBUFFORCE, as root), so that a
+ * reader slowed by a debug kernel loses no datagram to it. Without -R
+ * packets carry a struct txt_hdr with their due time. With -R the stream
+ * is RTP (kvod's push): the due time of packet k is taken as k / PPS
+ * after the first, where k counts RTP sequence numbers (rtp_unwrap());
+ * the RTP header and MPEG-TS payload (a sync byte 0x47 at every 188
+ * bytes) are checked too, and -P FILE writes the payloads of the
+ * well-formed packets to FILE in arrival order (to compare with the
+ * movie). -o FILE writes one line per packet: flow, seq (k with -R), due
+ * and arrival time in ns.
  *
  * Prints key=value pairs:
  *   received, in_order (arrivals in due-time order), bad (malformed),
@@ -24,11 +28,15 @@
  *   of (arrival - due), i.e. the constant path delay,
  *   seq_dup/seq_gap (with -R): packets whose sequence number is not
  *   ahead of the newest one so far (duplicates and late packets), and
- *   packets that skip numbers,
+ *   packets that skip numbers; seq_late (with -R): those of seq_dup
+ *   behind the newest rather than a repeat of it (a late packet, even
+ *   one sent before the first that came); bytes (with -R): the payload
+ *   bytes of the well-formed packets (what -P writes),
  *   first_ms/last_ms: first and last arrival relative to the first due,
  *   min_err_us: the smallest (arrival - due); negative means early.
  *
- * Exit status: 0, 1 if it cannot run (socket, memory), 2 bad usage.
+ * Exit status: 0, 1 if it cannot run (socket, memory, writing -P FILE),
+ * 2 bad usage.
  * selftests/host/txrecv_test.sh tests it on the host's loopback.
  */
 #include <arpa/inet.h>
@@ -57,7 +65,7 @@ struct rec {
 struct rtp_seq_state {
 	long k;			/* the newest packet's k, -1 before the first */
 	long last;		/* its sequence number */
-	long dup, gap;		/* seq_dup, seq_gap */
+	long dup, gap, late;	/* seq_dup, seq_gap, seq_late */
 };
 
 static int cmp_i64(const void *a, const void *b)
@@ -98,7 +106,8 @@ static long rtp_seq(const unsigned char *p, ssize_t n)
  * it (a duplicate, or one overtaken on the way) is counted in dup and
  * gets its own k, but does not move the newest: otherwise one late packet
  * would add about 65536 to the k, and so to the due time, of every packet
- * after it. A packet ahead of it by more than one counts in gap.
+ * after it; one behind it counts in late too. A packet ahead of it by
+ * more than one counts in gap.
  */
 static long rtp_unwrap(struct rtp_seq_state *st, long s)
 {
@@ -112,6 +121,7 @@ static long rtp_unwrap(struct rtp_seq_state *st, long s)
 	d = (int16_t)(uint16_t)(s - st->last);
 	if (d <= 0) {
 		st->dup++;
+		st->late += d < 0;
 		return st->k + d;
 	}
 	if (d > 1)
@@ -139,17 +149,17 @@ static int parse_long(const char *s, long min, long max, long *out)
 
 struct opts {
 	struct sockaddr_in sa;
-	long want, idle, total;
+	long want, idle, first, total;
 	double rtp_pps;
-	const char *out;
+	const char *out, *payload_path;
 	FILE *payload;
 };
 
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: txrecv -p PORT [-a ADDR] [-n COUNT] [-t IDLE_MS] [-T TOTAL_MS]\n"
-		"              [-R PPS] [-o FILE] [-P FILE]\n");
+		"usage: txrecv -p PORT [-a ADDR] [-n COUNT] [-t IDLE_MS] [-w FIRST_MS]\n"
+		"              [-T TOTAL_MS] [-R PPS] [-o FILE] [-P FILE]\n");
 	return 2;
 }
 
@@ -166,7 +176,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	char *end;
 	int c, port = 0;
 
-	while ((c = getopt(argc, argv, "p:a:n:t:T:R:o:P:")) != -1) {
+	while ((c = getopt(argc, argv, "p:a:n:t:w:T:R:o:P:")) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_long(optarg, 0, 65535, &v))
@@ -186,6 +196,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			if (parse_long(optarg, 1, INT_MAX, &o->idle))
 				return bad_arg(c, optarg);
 			break;
+		case 'w':
+			if (parse_long(optarg, 1, INT_MAX, &o->first))
+				return bad_arg(c, optarg);
+			break;
 		case 'T':
 			if (parse_long(optarg, 1, INT_MAX, &o->total))
 				return bad_arg(c, optarg);
@@ -201,6 +215,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->out = optarg;
 			break;
 		case 'P':
+			o->payload_path = optarg;
 			o->payload = fopen(optarg, "w");
 			if (!o->payload) {
 				perror(optarg);
@@ -213,6 +228,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (!port || optind != argc)
 		return usage();
+	if (!o->first)
+		o->first = o->idle;
 	return 0;
 }
 
@@ -232,8 +249,9 @@ static int rx_socket(struct sockaddr_in *sa)
 		perror("SO_TIMESTAMPNS");
 		goto err;
 	}
-	/* Best effort: the kernel caps it at rmem_max anyway. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/* Past net.core.rmem_max if we may; else as much as it allows. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (bind(fd, (struct sockaddr *)sa, sizeof(*sa)) ||
 	    getsockname(fd, (struct sockaddr *)sa, &len)) {
 		perror("bind");
@@ -253,8 +271,9 @@ int main(int argc, char **argv)
 		.total = 60000,
 	};
 	struct rtp_seq_state rtp = { .k = -1 };
-	long want, idle, total, n = 0, cap = 1 << 16;
+	long want, idle, first, total, n = 0, cap = 1 << 16;
 	long bad = 0, i, in_order = 1;
+	long long bytes = 0;
 	FILE *payload;
 	struct rec *r, *nr;
 	const char *out;
@@ -268,6 +287,7 @@ int main(int argc, char **argv)
 		return ret;
 	want = o.want;
 	idle = o.idle;
+	first = o.first;
 	total = o.total;
 	rtp_pps = o.rtp_pps;
 	out = o.out;
@@ -292,11 +312,12 @@ int main(int argc, char **argv)
 				    .msg_controllen = sizeof(ctl) };
 		struct pollfd pfd = { fd, POLLIN, 0 };
 		int64_t left = total - (txt_now(CLOCK_MONOTONIC) - start) / 1000000;
+		long wait_ms = n ? idle : first;
 		struct cmsghdr *cm;
 		int64_t rx = 0;
 		ssize_t len;
 
-		if (left <= 0 || poll(&pfd, 1, left < idle ? left : idle) <= 0)
+		if (left <= 0 || poll(&pfd, 1, left < wait_ms ? left : wait_ms) <= 0)
 			break;
 		len = recvmsg(fd, &m, 0);
 		if (len < 0)
@@ -326,8 +347,12 @@ int main(int argc, char **argv)
 				continue;
 			}
 			k = rtp_unwrap(&rtp, s);
-			if (payload)
-				fwrite(buf + 12, 1, len - 12, payload);
+			bytes += len - 12;
+			if (payload && fwrite(buf + 12, 1, len - 12, payload) !=
+				       (size_t)(len - 12)) {
+				perror(o.payload_path);
+				return 1;
+			}
 			r[n].seq = k;
 			r[n].flow = 0;
 			r[n].due = (int64_t)(k * 1e9 / rtp_pps);
@@ -386,11 +411,15 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 	}
-	if (payload)
-		fclose(payload);
+	/* A payload cut short by a full disk must not pass for the stream. */
+	if (payload && fclose(payload)) {
+		perror(o.payload_path);
+		return 1;
+	}
 	printf("received=%ld in_order=%ld bad=%ld\n", n, in_order, bad);
 	if (rtp_pps > 0)
-		printf("seq_dup=%ld seq_gap=%ld\n", rtp.dup, rtp.gap);
+		printf("seq_dup=%ld seq_gap=%ld seq_late=%ld bytes=%lld\n",
+		       rtp.dup, rtp.gap, rtp.late, bytes);
 	/* RTP carries no absolute due time: only the jitter means something. */
 	if (rtp_pps <= 0)
 		printf("err_p50_us=%.1f err_p99_us=%.1f err_max_us=%.1f\n",
