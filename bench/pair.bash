@@ -218,7 +218,7 @@ pair_kvod_up() {
 		{ echo "cannot write $1" >&2; return 1; }
 	insmod "$REPO/kmod/kvod.ko" ||
 		{ echo "cannot load kvod.ko" >&2; return 1; }
-	"$REPO/selftests/kvod/kvod_helper" add film "$1" ||
+	"$REPO/tools/kvodctl" add film "$1" ||
 		{ echo "cannot add the movie" >&2; return 1; }
 	"$REPO/tools/kvodctl" listen rdma "$PAIR_SERVER:7471" ||
 		{ echo "cannot listen on rdma" >&2; return 1; }

@@ -63,7 +63,7 @@ modprobe -q -a ib_core rdma_cm
 insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
 "$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT" || die "cannot listen"
 head -c $((512 << 20)) /dev/urandom >"$RDMA_TMP/film"
-"$KVOD_HELPER" add film "$RDMA_TMP/film" || die "cannot add the movie"
+"$KVODCTL" add film "$RDMA_TMP/film" || die "cannot add the movie"
 rm -f "$RDMA_TMP/film"
 
 log "# kvod RDMA benchmark: $(uname -r), $(nproc) CPUs, rxe on veth, ${SECS} s per point"

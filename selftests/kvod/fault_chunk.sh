@@ -34,15 +34,14 @@ fault_filter
 
 # 12 MiB and a ragged tail: 6 chunks and a few small ones unfragmented.
 SIZE=$((12 << 20 | 54321))
-head -c "$SIZE" /dev/urandom >"$RACE_TMP/film"
-race_ts188 "$RACE_TMP/film"
+race_film "$RACE_TMP/film" "$SIZE" || ktap_bail_out "cannot make the film"
 
-"$KVOD_HELPER" add plain "$RACE_TMP/film" || ktap_bail_out "cannot add plain"
+"$KVODCTL" add plain "$RACE_TMP/film" || ktap_bail_out "cannot add plain"
 plain=$("$KVODCTL" info plain --json | jq .chunks)
-"$KVOD_HELPER" del plain
+"$KVODCTL" del plain
 
 fault_on fail_page_alloc 100 min-order=9 interval=2
-"$KVOD_HELPER" add film "$RACE_TMP/film"
+"$KVODCTL" add film "$RACE_TMP/film"
 rc=$?
 fault_off
 chunks=$("$KVODCTL" info film --json | jq .chunks)
@@ -79,7 +78,7 @@ check_eq "push: the movie arrives byte-exact" ok \
 [ -s "$RACE_TMP/push.err" ] && ktap_print_msg "push: $(cat "$RACE_TMP/push.err")"
 [ -s "$RACE_TMP/push.stats" ] && ktap_print_msg "push: $(cat "$RACE_TMP/push.stats")"
 
-"$KVOD_HELPER" add again "$RACE_TMP/film"
+"$KVODCTL" add again "$RACE_TMP/film"
 check_eq "without injection, 2 MiB chunks again" "$plain" \
 	"$("$KVODCTL" info again --json | jq .chunks)"
 check_eq "no reader left on the movies" "0 0" \

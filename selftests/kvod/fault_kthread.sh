@@ -41,9 +41,9 @@ ktap_plan $((3 * ${#PROBS[@]} + 3))
 # shellcheck disable=SC2119 # no module parameters
 rdma_test_start
 "$KVODCTL" listen http 127.0.0.1:8080 || ktap_bail_out "cannot listen on http"
-head -c $((3 << 20 | 777)) /dev/urandom >"$RACE_TMP/film"
-race_ts188 "$RACE_TMP/film"
-"$KVOD_HELPER" add film "$RACE_TMP/film" || ktap_bail_out "cannot add film"
+race_film "$RACE_TMP/film" $((3 << 20 | 777)) ||
+	ktap_bail_out "cannot make the film"
+"$KVODCTL" add film "$RACE_TMP/film" || ktap_bail_out "cannot add film"
 leak_mark
 fault_filter
 

@@ -11,9 +11,9 @@
 #
 # Runs in the test guest as root: loads kmod/kvod.ko itself (after the
 # checks that need the module absent) and removes it at the end. Prints
-# KTAP. Needs tools/kvodctl (make -C tools), selftests/kvod/kvod_helper
-# (make -C selftests) and jq. Under software emulation each process costs
-# ~0.2 s (jq ~1 s), hence the builtins below and the long timeout.
+# KTAP. Needs tools/kvodctl (make -C tools) and jq. Under software
+# emulation each process costs ~0.2 s (jq ~1 s), hence the builtins below
+# and the long timeout.
 #
 # timeout: 900
 
@@ -24,7 +24,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/../lib/ktap.sh"
 REPO=$KVOD_REPO
 KO=${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko
-HELPER=$HERE/kvod_helper
 
 # The device must be the real one.
 unset KVOD_DEVICE
@@ -99,10 +98,12 @@ expect_quiet()
 	expect_no_err && { [ -z "$OUT" ] || fail "unexpected stdout: '$OUT'"; }
 }
 
-# The catalog as both kvodctl and the raw ioctls see it, in VAR.
+# Everything list --json shows, in VAR: the catalog, the listeners, the
+# pushes and the module's counters (KVOD_IOC_STATS, which t_stats checks
+# against the catalog and the module parameter).
 state()
 {
-	{ "$KVODCTL" list --json; "$HELPER" stats; } >"$TMP/state" 2>&1
+	"$KVODCTL" list --json >"$TMP/state" 2>&1
 	slurp "$TMP/state" "$1"
 }
 
@@ -129,6 +130,39 @@ mkfile()
 jqr()
 {
 	jq -r "$@" 2>&1
+}
+
+# resident_cap CAP TOL: CAP = the module's cap on movie memory in bytes,
+# as kmod/catalog.c computes it, read from outside kvod's ioctls, and TOL
+# how far off it may be: max_resident_mb MiB exactly or, if that is 0,
+# half of RAM (MemTotal) within a MiB, as module_test.c allows. Builtins
+# only.
+resident_cap()
+{
+	local mb key val
+
+	read -r mb </sys/module/kvod/parameters/max_resident_mb || return 1
+	if [ "$mb" != 0 ]; then
+		printf -v "$1" %s $((mb << 20))
+		printf -v "$2" %s 0
+		return
+	fi
+	while read -r key val _; do
+		if [ "$key" = MemTotal: ]; then
+			printf -v "$1" %s $((val * 1024 / 2))
+			printf -v "$2" %s $((1 << 20))
+			return
+		fi
+	done </proc/meminfo
+	return 1
+}
+
+# stats_line: the counters of kvod_stats (lib/kvodctl.sh) for a message.
+stats_line()
+{
+	echo "movies=${KVOD_STATS[movies]:-} zombies=${KVOD_STATS[zombies]:-}" \
+		"resident=${KVOD_STATS[resident]:-}" \
+		"resident_max=${KVOD_STATS[resident_max]:-}"
 }
 
 # --- without the module ------------------------------------------------
@@ -310,19 +344,33 @@ t_info()
 		grep -qw 8700000 "$TMP/out" || fail "info m1: $OUT"
 }
 
+# stats --json against what the module says outside kvodctl's stats code
+# (get_stats(), stats_fields[]): movies, the entries of the catalog
+# (KVOD_IOC_MOVIE_LIST, as list --json prints them); zombies, 0 (no movie
+# has been deleted yet); resident, the sum of the entries' own resident
+# bytes (KVOD_IOC_MOVIE_LIST; no zombie holds any); resident_max, the
+# module parameter or /proc/meminfo (resident_cap).
 t_stats()
 {
-	local json
+	local json got want cap tol max
 
 	run stats --json
 	expect_rc 0 && expect_no_err || return 1
-	json=$("$KVODCTL" list --json | jq -c .stats)
+	"$KVODCTL" list --json >"$TMP/list"
+	json=$(jq -c .stats "$TMP/list")
 	[ "$(jq -c . "$TMP/out")" = "$json" ] ||
 		fail "stats --json '$OUT' != list stats '$json'" || return 1
-	[ "$(jqr '"\(.movies) \(.zombies) \(.resident) \(.resident_max)"' \
-		"$TMP/out")" = "$("$HELPER" stats)" ] ||
-		fail "stats --json != ioctl: $OUT vs $("$HELPER" stats)" ||
+	resident_cap cap tol || fail "no max_resident_mb or MemTotal" ||
 		return 1
+	got=$(jqr '"\(.movies) \(.zombies) \(.resident) \(.resident_max)"' \
+		"$TMP/out")
+	want=$(jqr '"\(.movies + .live | length) 0 \([.movies[].resident,
+		.live[].resident] | add // 0)"' "$TMP/list")
+	max=${got##* }
+	[ "${got% *}" = "$want" ] && [[ $max =~ ^[0-9]+$ ]] &&
+		((max >= cap - tol && max <= cap + tol)) ||
+		fail "stats --json != the catalog and the cap:" \
+			"'$got' vs '$want $cap' (cap within $tol)" || return 1
 	run stats
 	expect_rc 0 && expect_no_err || return 1
 	grep -qw "$(jqr .resident_max <<<"$json")" "$TMP/out" &&
@@ -378,13 +426,16 @@ t_del()
 {
 	local before
 
-	before=$("$HELPER" stats | cut -d' ' -f1)
+	kvod_stats || fail "kvodctl stats failed" || return 1
+	before=${KVOD_STATS[movies]:-}
 	run del m2
 	expect_rc 0 && expect_quiet || return 1
 	run info m2
 	expect_rc 1 && expect_one_err_line || return 1
-	[ "$("$HELPER" stats | cut -d' ' -f1)" -eq $((before - 1)) ] ||
-		fail "movies not decremented" || return 1
+	kvod_stats
+	[ "${KVOD_STATS[movies]:-}" = $((before - 1)) ] ||
+		fail "movies not decremented: $before, then $(stats_line)" ||
+		return 1
 	# The name can be used again.
 	run add m2 "$TMP/m2"
 	expect_rc 0 && expect_quiet
@@ -458,8 +509,9 @@ t_del_all()
 		run del "$n"
 		expect_rc 0 && expect_quiet || return 1
 	done
-	[ "$("$HELPER" stats)" = "0 0 0 $("$HELPER" stats | cut -d' ' -f4)" ] ||
-		fail "not empty: $("$HELPER" stats)"
+	kvod_stats
+	[ "${KVOD_STATS[movies]:-} ${KVOD_STATS[zombies]:-} ${KVOD_STATS[resident]:-}" = "0 0 0" ] ||
+		fail "not empty: $(stats_line)"
 }
 
 t_unload()
@@ -586,7 +638,7 @@ add_test unload t_unload
 
 kvod_require_guest
 ktap_header
-for f in "$KVODCTL" "$HELPER" "$KO"; do
+for f in "$KVODCTL" "$KO"; do
 	if [ ! -e "$f" ]; then
 		echo "1..0 # SKIP $f missing (make all selftests)"
 		exit 4

@@ -334,7 +334,7 @@ SO_RXQ_OVFL = getattr(socket, "SO_RXQ_OVFL", 40)
 
 def big_rcvbuf(s, size):
     """A receive buffer of size, past net.core.rmem_max if we may (root
-    in the guest, as kvod_helper does); else as much as SO_RCVBUF gets."""
+    in the guest, as txrecv does); else as much as SO_RCVBUF gets."""
     try:
         s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, size)
     except PermissionError:

@@ -37,9 +37,9 @@ ktap_header
 ktap_plan 7
 # shellcheck disable=SC2119 # no module parameters
 kvod_load || ktap_bail_out "cannot load kvod.ko"
-head -c $((1 << 20 | 2345)) /dev/urandom >"$RACE_TMP/film"
-race_ts188 "$RACE_TMP/film"
-"$KVOD_HELPER" add film "$RACE_TMP/film" || ktap_bail_out "cannot add film"
+race_film "$RACE_TMP/film" $((1 << 20 | 2345)) ||
+	ktap_bail_out "cannot make the film"
+"$KVODCTL" add film "$RACE_TMP/film" || ktap_bail_out "cannot add film"
 PUSH_MS=$(($(stat -c %s "$RACE_TMP/film") * 8 * 1000 / PUSH_RATE))
 
 # ns_up: the namespace, its veth to us, and kvod's listeners in it.
@@ -74,12 +74,13 @@ push_start() {
 
 # push_rx: receive the push over the veth; its outcome to push.out.
 push_rx() {
-	local rc=0 stats
+	local rc=0
 
-	timeout -k 5 "$RACE_CLIENT_TIMEOUT" "$KVOD_HELPER" rtprecv 5004 \
-		"$RACE_TMP/rx" 2000 >"$RACE_TMP/rx.log" 2>&1 || rc=$?
-	stats=$(tail -n1 "$RACE_TMP/rx.log")
-	if [ "$rc" = 0 ] && [[ $stats == *" seqgaps "[1-9]* ]]; then
+	race_rx_cmd 5004 "$RACE_TMP/rx" "$PUSH_RATE"
+	timeout -k 5 "$RACE_CLIENT_TIMEOUT" "${RACE_RX_CMD[@]}" \
+		>"$RACE_TMP/rx.log" 2>&1 || rc=$?
+	race_rx "$RACE_TMP/rx.log"
+	if [ "$rc" = 0 ] && race_rx_lossy; then
 		echo lossy
 	elif [ "$rc" = 0 ] && race_is_prefix "$RACE_TMP/rx" "$RACE_TMP/film.ts188"; then
 		echo cut
@@ -98,7 +99,7 @@ round() {
 	inum=$(stat -L -c %i "/run/netns/$NS")
 	push_rx >>"$RACE_TMP/push.out" &
 	RACE_PIDS+=($!)
-	wait_for "$(time_limit 10)" grep -q listening "$RACE_TMP/rx.log"
+	wait_for "$(time_limit 10)" grep -qs listening "$RACE_TMP/rx.log"
 	for _ in 1 2; do
 		race_http "http://$NS_ADDR:8080/film" "$RACE_TMP/film" \
 			>>"$RACE_TMP/http.out" &
@@ -143,9 +144,10 @@ ktap_print_msg "push: $(race_summary push)"
 # every round must have started its pushes.
 check_eq "the received push: whole or an exact prefix, never corrupt or hung; every push started" \
 	"0 0 0" "$(race_count push corrupt) $(race_count push hung) $unstarted"
+kvod_stats
 check_eq "nothing of kvod left in any namespace, no reader on the movie" \
 	"0 0 0" \
-	"$("$KVODCTL" list --json | jq '.listeners + .pushes | length') $(movie_clients film) $("$KVOD_HELPER" stats | cut -d' ' -f2)"
+	"$("$KVODCTL" list --json | jq '.listeners + .pushes | length') $(movie_clients film) ${KVOD_STATS[zombies]:-}"
 
 # A namespace with listeners, downloads and pushes deleted during rmmod:
 # a fresh one, whatever became of the last round's.
@@ -163,7 +165,7 @@ else
 	race_http "http://$NS_ADDR:8080/film" "$RACE_TMP/film" \
 		>>"$RACE_TMP/http.out" &
 	RACE_PIDS+=($!)
-	wait_for "$(time_limit 10)" grep -q listening "$RACE_TMP/rx.log"
+	wait_for "$(time_limit 10)" grep -qs listening "$RACE_TMP/rx.log"
 	push_start
 	ip netns exec "$NS" "$KVODCTL" push film udp://127.0.0.1:5008 --loop \
 		--rate "$PUSH_RATE" \

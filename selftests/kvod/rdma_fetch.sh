@@ -188,7 +188,7 @@ fi
 "$KVOD_FETCH" -q --rate 40M --cache 100 -o "$RDMA_TMP/slow" "$RDMA_URL/small" &
 slow=$!
 wait_test 20 = 1 rdma_counter active
-"$KVOD_HELPER" del small
+"$KVODCTL" del small
 nf=$("$KVOD_FETCH" "$RDMA_URL/small" 2>&1 >/dev/null)
 wait "$slow"
 rc=$?
@@ -236,7 +236,7 @@ if movie_add big "$big"; then
 	rm -f "$RDMA_TMP/big"
 	check_eq "1 GiB + 3 MiB movie: several MRs, byte-exact across each boundary" \
 		"yes" "$([ "$(wc -w <<<"$segs")" -ge 2 ] && [ -z "$bad" ] && echo yes)$bad"
-	"$KVOD_HELPER" del big
+	"$KVODCTL" del big
 else
 	rm -f "$RDMA_TMP/big"
 	ktap_fail "1 GiB + 3 MiB movie: several MRs, byte-exact across each boundary"

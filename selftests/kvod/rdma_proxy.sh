@@ -98,7 +98,7 @@ movie_add alpha $((20 * MiB + 4321)) || ktap_bail_out "cannot add a movie"
 movie_add beta $((5 * MiB)) || ktap_bail_out "cannot add a movie"
 { ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
 	-c:v mpeg4 -g 25 "$RDMA_TMP/sample.mp4" &&
-	"$KVOD_HELPER" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
+	"$KVODCTL" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
 	ktap_bail_out "cannot make sample.mp4"
 
 # The proxy's --timeout per connect step, scaled on slow kernels, but

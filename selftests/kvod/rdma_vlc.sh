@@ -50,7 +50,7 @@ chmod 755 "$RDMA_TMP"
 { ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
 	-c:v mpeg4 -g 25 "$RDMA_TMP/sample.mp4" &&
 	chmod 644 "$RDMA_TMP/sample.mp4" &&
-	"$KVOD_HELPER" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
+	"$KVODCTL" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
 	ktap_bail_out "cannot make sample.mp4"
 
 check_eq "VLC lists the kvod access module" 1 \

@@ -23,8 +23,8 @@
 # reading is the best of a few over some seconds, so that pages parked on
 # per-CPU free lists (freed 2 MiB chunks go there first) drain back.
 #
-# Runs in the test guest as root; prints KTAP. Needs kvod_helper
-# (make -C selftests).
+# Runs in the test guest as root; prints KTAP. Needs tools/kvodctl
+# (make -C tools).
 #
 # timeout: 900
 
@@ -35,7 +35,6 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/../lib/ktap.sh"
 REPO=$KVOD_REPO
 KO=${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko
-HELPER=$HERE/kvod_helper
 
 MIB=$((1024 * 1024))
 MOVIE_MIB=128			# four of them: 512 MiB
@@ -140,7 +139,7 @@ add_movies()
 	for i in $(seq 1 "$2"); do
 		f=$TMP/$1$i
 		make_movie "$f" "$3" || fail "cannot create $f" || return 1
-		"$HELPER" add "$1$i" "$f" || return 1
+		"$KVODCTL" add "$1$i" "$f" || return 1
 		rm -f "$f"
 	done
 }
@@ -175,15 +174,17 @@ t_log_clean()
 
 t_load_add()
 {
-	local st resident
+	local st
 
 	load || return 1
 	add_movies m "$MOVIES" "$MOVIE_MIB" || return 1
-	st=$("$HELPER" stats) || return 1
-	resident=$(echo "$st" | cut -d' ' -f3)
+	kvod_stats || return 1
+	st="movies=${KVOD_STATS[movies]:-} zombies=${KVOD_STATS[zombies]:-}"
+	st+=" resident=${KVOD_STATS[resident]:-}"
+	st+=" resident_max=${KVOD_STATS[resident_max]:-}"
 	ktap_print_msg "stats: $st"
-	[ "$(echo "$st" | cut -d' ' -f1)" -eq "$MOVIES" ] &&
-	[ "$resident" -ge $((MOVIES * MOVIE_MIB * MIB)) ] ||
+	[ "${KVOD_STATS[movies]:-}" -eq "$MOVIES" ] &&
+	[ "${KVOD_STATS[resident]:-}" -ge $((MOVIES * MOVIE_MIB * MIB)) ] ||
 		fail "stats after ADD: $st"
 }
 
@@ -248,16 +249,16 @@ t_vmalloc_back()
 
 t_cycle()
 {
-	load && add_movies "c$1-" 2 64 && "$HELPER" stats >/dev/null && unload
+	load && add_movies "c$1-" 2 64 && kvod_stats && unload
 }
 
 # --- run -----------------------------------------------------------------
 
 kvod_require_guest
 ktap_header
-for f in "$HELPER" "$KO"; do
+for f in "$KVODCTL" "$KO"; do
 	if [ ! -e "$f" ]; then
-		echo "1..0 # SKIP $f missing (make modules selftests)"
+		echo "1..0 # SKIP $f missing (make all)"
 		exit 4
 	fi
 done

@@ -36,7 +36,9 @@ RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
 # shellcheck disable=SC2034 # rxe.sh's movie_add and rdma_test_* use it
 RDMA_TMP=$RACE_TMP
 RACE_PIDS=()
-KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
+# The push receiver (race_push, race_rx_cmd); make selftests builds it.
+TXRECV=$KVOD_REPO/selftests/txtime/txrecv
+declare -gA RX=()
 
 race_cleanup() {
 	touch "$RACE_TMP/stop"
@@ -49,6 +51,7 @@ race_cleanup() {
 
 [[ $RACE_SECONDS =~ ^[1-9][0-9]*$ ]] ||
 	ktap_bail_out "KVOD_STRESS_SECONDS must be a positive number of seconds"
+[ -x "$TXRECV" ] || ktap_bail_out "$TXRECV not built (make selftests)"
 
 # race_verdict RC OUT WANT...: the outcome of a client that exited RC
 # (124/137: killed by timeout) and left OUT, which must equal one of the
@@ -98,19 +101,70 @@ race_http() {
 	race_verdict "$rc" "$out" "$@"
 }
 
+# race_rx_cmd PORT FILE RATE: RACE_RX_CMD, a txrecv command that receives
+# a push of RATE (kvodctl's bits/s: 8000000, 40M) on UDP PORT of this
+# namespace and writes the payloads of its well-formed RTP/MP2T packets to
+# FILE. It waits 30 s for the first packet and ends 2 s after the last;
+# no total limit (-T of about 24 days): the caller's timeout makes a
+# push that never ends "hung". The packet rate only sets the jitter
+# figures, which nothing checks. Its 16 MiB socket buffer loses nothing
+# to a reader slowed by the debug kernel.
+race_rx_cmd() {
+	local rate=$3 mult=1
+
+	case $rate in
+	*k) mult=1000 ;;
+	*M) mult=1000000 ;;
+	*G) mult=1000000000 ;;
+	esac
+	rate=$((${rate%[kMG]} * mult / (8 * 7 * 188)))
+	RACE_RX_CMD=("$TXRECV" -p "$1" -P "$2" -R "$((rate > 0 ? rate : 1))"
+		-w 30000 -t 2000 -T 2147483647)
+}
+
+# race_rx LOG: txrecv's report in LOG as RX[KEY] (received, bad, seq_gap,
+# seq_late, seq_dup, bytes, ...), read without a process; nothing for a
+# run that printed none. race_rx_lossy: UDP lost or reordered packets
+# (numbers skipped, or one behind the newest), so the bytes cannot be
+# compared; a repeat of the newest is not loss, and leaves the copy
+# corrupt. race_rx_summary: the counts for a log line.
+race_rx() {
+	local words w
+
+	RX=()
+	while read -r -a words; do
+		for w in "${words[@]}"; do
+			[[ $w != *=* ]] || RX[${w%%=*}]=${w#*=}
+		done
+	done <"$1"
+}
+
+race_rx_lossy() {
+	((${RX[seq_gap]:-0} + ${RX[seq_late]:-0} > 0))
+}
+
+race_rx_summary() {
+	echo "received=${RX[received]:-} bytes=${RX[bytes]:-} bad=${RX[bad]:-}" \
+		"seq_gap=${RX[seq_gap]:-} seq_late=${RX[seq_late]:-}" \
+		"seq_dup=${RX[seq_dup]:-}"
+}
+
 # race_push NAME PORT RATE WANT...: push movie NAME to 127.0.0.1:PORT of
 # the current namespace and receive it. A push that could not start
 # (the movie was just deleted) is "err"; a started push must deliver a
-# WANT file cut to whole 188-byte packets (prepared by race_ts188).
+# WANT file cut to whole 188-byte packets (prepared by race_film). A
+# receiver that got nothing well-formed, or failed, is "err"; one that
+# saw loss (race_rx_lossy) "lossy".
 race_push() {
 	local name=$1 port=$2 rate=$3 out=$RACE_TMP/push.$BASHPID rx pid rc=0
-	local stats
+	local rxrc
 
 	shift 3
 	rx=$out.rx
-	"$KVOD_HELPER" rtprecv "$port" "$out" 2000 >"$rx" 2>&1 &
+	race_rx_cmd "$port" "$out" "$rate"
+	"${RACE_RX_CMD[@]}" >"$rx" 2>&1 &
 	pid=$!
-	if ! wait_for 10 grep -q listening "$rx" ||
+	if ! wait_for 10 grep -qs listening "$rx" ||
 		! "$KVODCTL" push "$name" "udp://127.0.0.1:$port" \
 			--rate "$rate" >/dev/null 2>>"$RACE_TMP/push.err"; then
 		kill "$pid" 2>/dev/null
@@ -118,19 +172,21 @@ race_push() {
 		echo err
 		return
 	fi
-	# rtprecv gives up 30 s before the first or 2 s after the last packet.
+	# txrecv gives up 30 s before the first or 2 s after the last packet.
 	timeout -k 5 "$RACE_CLIENT_TIMEOUT" tail --pid="$pid" -f /dev/null ||
 		rc=124
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	stats=$(tail -n1 "$rx")
-	if [ "$rc" = 0 ] && [[ $stats == *" seqgaps "[1-9]* ]]; then
+	rxrc=$?
+	race_rx "$rx"
+	if [ "$rc" = 0 ] && [ "$rxrc" = 0 ] && race_rx_lossy; then
 		echo lossy
-		echo "$stats" >>"$RACE_TMP/push.err"
+		race_rx_summary >>"$RACE_TMP/push.err"
 		return
 	fi
-	[ "$rc" != 0 ] || [[ $stats == "packets "[1-9]* ]] || rc=1
-	[ "$rc" != 0 ] || echo "$stats" >>"$RACE_TMP/push.stats"
+	[ "$rc" != 0 ] || { [ "$rxrc" = 0 ] && ((${RX[received]:-0} > 0)); } ||
+		rc=1
+	[ "$rc" != 0 ] || race_rx_summary >>"$RACE_TMP/push.stats"
 	if [ "$rc" = 0 ] && race_is_prefix "$out" "$@"; then
 		echo cut
 		return
@@ -153,10 +209,21 @@ race_is_prefix() {
 	return 1
 }
 
-# race_ts188 FILE: FILE cut to whole 188-byte packets, as FILE.ts188 (what
-# a push sends of it).
-race_ts188() {
-	head -c $(($(stat -c %s "$1") / 188 * 188)) "$1" >"$1.ts188"
+# race_film FILE BYTES: BYTES random bytes but for MPEG-TS sync bytes
+# (0x47) at every 188th, as FILE, and FILE cut to whole 188-byte packets
+# as FILE.ts188 (what a push sends of it, and what txrecv takes for
+# MPEG-TS). One process for both.
+race_film() {
+	python3 -c '
+import os, sys
+path, n = sys.argv[1], int(sys.argv[2])
+film = bytearray(os.urandom(n))
+film[::188] = b"\x47" * len(range(0, n, 188))
+with open(path, "wb") as f:
+    f.write(film)
+with open(path + ".ts188", "wb") as f:
+    f.write(film[:n // 188 * 188])
+' "$1" "$2"
 }
 
 # race_loop NAME CMD...: run CMD again and again in the background until

@@ -144,7 +144,6 @@ KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch
 RDMA_CLIENT=$KVOD_REPO/selftests/kvod/rdma_client
 # shellcheck disable=SC2034 # for the tests that source this
 NOTE_SINK=$KVOD_REPO/selftests/kvod/note_sink
-KVOD_HELPER=$KVOD_REPO/selftests/kvod/kvod_helper
 # shellcheck disable=SC2034 # for the tests that source this
 RDMA_URL=rdma://$RXE_ADDR:$RXE_PORT
 RXE_EP=$RXE_ADDR:$RXE_PORT
@@ -153,7 +152,7 @@ RXE_EP=$RXE_ADDR:$RXE_PORT
 rdma_test_start() {
 	local f
 
-	for f in "$KVOD_FETCH" "$RDMA_CLIENT" "$KVODCTL" "$KVOD_HELPER"; do
+	for f in "$KVOD_FETCH" "$RDMA_CLIENT" "$KVODCTL"; do
 		[ -x "$f" ] || ktap_bail_out "$f not built (make tools selftests)"
 	done
 	rxe_setup || ktap_bail_out "cannot set up rxe on $RXE_NETDEV"
@@ -208,7 +207,7 @@ rdma_counter() {
 # movie_add NAME BYTES: a random movie, its file left in $RDMA_TMP/NAME.
 movie_add() {
 	head -c "$2" /dev/urandom >"$RDMA_TMP/$1" &&
-		"$KVOD_HELPER" add "$1" "$RDMA_TMP/$1"
+		"$KVODCTL" add "$1" "$RDMA_TMP/$1"
 }
 
 # kvod_rdma_objects: PDs, MRs and QPs that kvod.ko holds on any device.
