@@ -9,7 +9,7 @@
 #   nginx-copy    nginx with sendfile off (read() + write() copies)
 #   kvod-proxy    tools/kvod-proxy: HTTP to the players, the bytes pulled
 #                 with RDMA READs from kvod.ko's RDMA server over Soft-RoCE
-#                 (selftests/lib/rxe.sh) and copied into the players'
+#                 (selftests/lib/rdma.sh) and copied into the players'
 #                 sockets. On one host this row holds the proxy, the
 #                 server (no work per chunk) and rxe, a software NIC whose
 #                 READ responses are made by the CPU (a copy) where an
@@ -164,8 +164,8 @@ insmod "$REPO/kmod/kvod.ko" || die "cannot load kvod.ko"
 run kvod http://127.0.0.1:8080/movie.ts
 "$KVODCTL" unlisten http 127.0.0.1:8080
 
-# shellcheck source=selftests/lib/rxe.sh
-. "$REPO/selftests/lib/rxe.sh"
+# shellcheck source=selftests/lib/rdma.sh
+. "$REPO/selftests/lib/rdma.sh"
 rxe_setup || die "cannot set up rxe"
 "$KVODCTL" listen rdma "$RXE_ADDR:$RXE_PORT" || die "cannot listen on RDMA"
 "$REPO/tools/kvod-proxy" -f --listen 127.0.0.1:8554 \

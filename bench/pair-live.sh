@@ -104,8 +104,9 @@ pair_rdma_up || die "the link or $PAIR_RDMA did not come up"
 
 # ---- server ----
 
-# shellcheck source=selftests/lib/kvodctl.sh
-. "$REPO/selftests/lib/kvodctl.sh"
+# listener_counter (with $KVODCTL as set above).
+# shellcheck source=selftests/lib/ktap.sh
+. "$REPO/selftests/lib/ktap.sh"
 
 # counter NAME: the RDMA listener's counter NAME.
 counter() {

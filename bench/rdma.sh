@@ -26,10 +26,10 @@ if [ "${KVOD_IN_GUEST:-}" != 1 ]; then
 fi
 
 KVOD_REPO=$REPO
-. "$REPO/selftests/lib/guest.sh"
-. "$REPO/selftests/lib/rxe.sh"
-# shellcheck source=selftests/lib/kvodctl.sh
-. "$REPO/selftests/lib/kvodctl.sh"
+# shellcheck source=selftests/lib/ktap.sh
+. "$REPO/selftests/lib/ktap.sh"
+# shellcheck source=selftests/lib/rdma.sh
+. "$REPO/selftests/lib/rdma.sh"
 OUT=${KVOD_RESULTS:-$REPO/results}/bench-rdma.txt
 RDMA_TMP=$(mktemp -d)
 SIZES="1024 2048 4096 8192 16384 32768 65536 131072 262144 524288 1048576"

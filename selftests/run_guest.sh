@@ -19,8 +19,8 @@
 # and rmmod whatever of $KVOD_MODULES (default "sch_tsock kvod") is still
 # loaded, and say so in a "# runner:" line: a leftover is the previous
 # program's bug, or its timeout's. Tracing and lo's qdisc are put as at
-# boot before each one too (lib/tracefs.sh, lib/reset.sh), with a
-# "# runner:" line saying what was left.
+# boot before each one too (tracefs_reset, lo_reset: lib/runner.sh), with
+# a "# runner:" line saying what was left.
 #
 # Exit status: 0 if every program passed or skipped, 1 otherwise; 4 when
 # not inside a selftests/qemu/vm-run guest (this script unloads modules).
@@ -28,16 +28,10 @@ set -euo pipefail
 export LC_COLLATE=C
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=selftests/lib/guest.sh
-. "$HERE/lib/guest.sh"
+# The runner, the resets and the health check; and guest.sh, which it
+# sources (kvod_in_guest, kmsg_mark).
 # shellcheck source=selftests/lib/runner.sh
 . "$HERE/lib/runner.sh"
-# shellcheck source=selftests/lib/health.sh
-. "$HERE/lib/health.sh"
-# shellcheck source=selftests/lib/tracefs.sh
-. "$HERE/lib/tracefs.sh"
-# shellcheck source=selftests/lib/reset.sh
-. "$HERE/lib/reset.sh"
 
 if ! kvod_in_guest; then
 	echo "run_guest.sh: refusing to run outside a selftests/qemu/vm-run guest; use selftests/run-tests" >&2
@@ -66,7 +60,7 @@ unload_leftovers() {
 
 # shellcheck disable=SC2317 # run_suite calls it
 # before_test NAME: also puts tracing and lo's qdisc as at boot
-# (lib/tracefs.sh, lib/reset.sh), saying in a "# runner:" line what
+# (lib/runner.sh), saying in a "# runner:" line what
 # the programs before had left, and marks the program's start in the
 # kernel log, so that the console's timestamps say when each program ran.
 before_test() {
@@ -141,7 +135,7 @@ health_after() {
 # each guest about 20 minutes of the suite. selftests/qemu/vm-run scans twice
 # after the last program and fails the run for any unreferenced object,
 # naming the program during which it was allocated (kmemleak_programs in
-# lib/health.sh) from the jiffies in each program's start mark. Objects
+# lib/runner.sh) from the jiffies in each program's start mark. Objects
 # left from boot are reported now and cleared, so that they are not
 # counted: that takes two scans, since a first one sees every object
 # change and reports none (mm/kmemleak.c).

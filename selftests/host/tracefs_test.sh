@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host-side test of tracefs_reset (selftests/lib/tracefs.sh), which
+# Host-side test of tracefs_reset (selftests/lib/runner.sh), which
 # run_guest.sh calls before every program, on made-up tracefs
 # directories: what it reports left, and what it writes. The real
 # tracefs's side (enabled probes removed, events recorded after) is
@@ -12,8 +12,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 # shellcheck source=selftests/lib/ktap.sh
 . "$REPO/selftests/lib/ktap.sh"
-# shellcheck source=selftests/lib/tracefs.sh
-. "$REPO/selftests/lib/tracefs.sh"
+# shellcheck source=selftests/lib/runner.sh
+. "$REPO/selftests/lib/runner.sh"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -100,8 +100,8 @@ check_eq "the offending line and the taint are printed" \
 	"$(printf '%s' "$out" | paste -sd'|')"
 
 # A guest that died leaves its first report whole in the run's output.
-# shellcheck source=selftests/lib/health.sh
-. "$REPO/selftests/lib/health.sh"
+# shellcheck source=selftests/lib/runner.sh
+. "$REPO/selftests/lib/runner.sh"
 OOPS='[  341.809803] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI
 [  341.809900] CPU: 1 UID: 0 PID: 0 Comm: swapper/1 Tainted: G           OE      6.12.95+deb12-amd64 #1
 [  341.810000] RIP: 0010:conn_wake+0x1/0x40 [kvod]

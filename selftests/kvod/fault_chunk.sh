@@ -17,8 +17,6 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/race.sh
 . "$HERE/../lib/race.sh"
-# shellcheck source=selftests/lib/fault.sh
-. "$HERE/../lib/fault.sh"
 
 HTTP_URL=http://127.0.0.1:8080
 trap 'fault_off 2>/dev/null; race_cleanup; rdma_test_stop' EXIT

@@ -31,7 +31,7 @@
  * FAULT_INJECTION_DEBUG_FS: Debian's does not have them, and there every
  * test reports "SKIP no fault injection in this kernel". Runs only inside
  * the selftests/qemu/vm-run guest: main() loads the RDMA core, sets up Soft-RoCE
- * (as selftests/lib/rxe.sh does) and kvod.ko, and removes them at exit.
+ * (as selftests/lib/rdma.sh does) and kvod.ko, and removes them at exit.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

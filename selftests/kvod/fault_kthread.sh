@@ -25,8 +25,6 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/race.sh
 . "$HERE/../lib/race.sh"
-# shellcheck source=selftests/lib/fault.sh
-. "$HERE/../lib/fault.sh"
 
 read -r -a PROBS <<<"${KVOD_FAULT_PROBS:-1 10 50 100}"
 FAULT_SECONDS=${KVOD_FAULT_SECONDS:-10}

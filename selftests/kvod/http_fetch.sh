@@ -22,9 +22,6 @@ field() {
 	sed -n "s/.* \([0-9]*\) $1.*/\1/p" <<<"$2"
 }
 
-# shellcheck source=selftests/lib/fetch.sh
-. "$HERE/../lib/fetch.sh"
-
 # in_hosts HOSTS CMD...: CMD in a mount namespace of its own, where the
 # file HOSTS is /etc/hosts
 in_hosts() {

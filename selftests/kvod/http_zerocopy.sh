@@ -13,8 +13,8 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/http.sh
 . "$HERE/../lib/http.sh"
-# shellcheck source=selftests/lib/zerocopy.sh
-. "$HERE/../lib/zerocopy.sh"
+# shellcheck source=selftests/lib/trace.sh
+. "$HERE/../lib/trace.sh"
 
 MOVIE_MIB=64
 CONTROL_MIB=8

@@ -55,7 +55,7 @@
 #define VIOL_MAX	8
 #define KERNEL_PTR	0xffffffff81000000ULL
 
-#define RXE_ADDR	"198.18.0.1"	/* selftests/lib/rxe.sh's */
+#define RXE_ADDR	"198.18.0.1"	/* selftests/lib/rdma.sh's */
 
 /* Indices of cmds[] and of the counters. */
 enum {
@@ -878,14 +878,14 @@ TEST_F_TIMEOUT(unload, after_fuzz, 600)
 	rmmod_while_open(_metadata);
 }
 
-/* rxe_setup or rxe_teardown of selftests/lib/rxe.sh: 0 on success. */
+/* rxe_setup or rxe_teardown of selftests/lib/rdma.sh: 0 on success. */
 static int rdma_topology(const char *fn)
 {
 	char exe[PATH_MAX] = "", cmd[2 * PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	exe[n > 0 ? n : 0] = '\0';
-	snprintf(cmd, sizeof(cmd), "bash -c '. \"%s/../lib/rxe.sh\" && %s' >/dev/null 2>&1",
+	snprintf(cmd, sizeof(cmd), "bash -c '. \"%s/../lib/rdma.sh\" && %s' >/dev/null 2>&1",
 		 dirname(exe), fn);
 	return system(cmd);
 }

@@ -157,7 +157,7 @@ resident_cap()
 	return 1
 }
 
-# stats_line: the counters of kvod_stats (lib/kvodctl.sh) for a message.
+# stats_line: the counters of kvod_stats (lib/ktap.sh) for a message.
 stats_line()
 {
 	echo "movies=${KVOD_STATS[movies]:-} zombies=${KVOD_STATS[zombies]:-}" \

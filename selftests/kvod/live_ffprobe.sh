@@ -17,8 +17,8 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 . "$HERE/../lib/http.sh"
 # shellcheck source=selftests/lib/live.sh
 . "$HERE/../lib/live.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$HERE/../lib/rxe.sh"
+# shellcheck source=selftests/lib/rdma.sh
+. "$HERE/../lib/rdma.sh"
 
 # The encoder runs until DEL, or this long at most: stretched as the
 # waits are, so that on a slow kernel its stream cannot end before the

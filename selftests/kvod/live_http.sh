@@ -17,12 +17,10 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/http.sh
 . "$HERE/../lib/http.sh"
-# shellcheck source=selftests/lib/zerocopy.sh
-. "$HERE/../lib/zerocopy.sh"
+# shellcheck source=selftests/lib/trace.sh
+. "$HERE/../lib/trace.sh"
 # shellcheck source=selftests/lib/live.sh
 . "$HERE/../lib/live.sh"
-# shellcheck source=selftests/lib/ftrace.sh
-. "$HERE/../lib/ftrace.sh"
 
 PARAMS=/sys/module/kvod/parameters
 WMEM=$(sysctl -n net.ipv4.tcp_wmem)
@@ -227,8 +225,8 @@ wait_test "$(time_limit 30)" = $FAN movie_clients fan
 kvod_graph_on feed_write_iter
 "${LT[@]}" gen $((FAN_CHUNKS * PPC)) --rate 2000 |
 	"$KVODCTL" live feed fan 2>"$TMP/feed.err"
-echo 0 >"$T/tracing_on"
-cp "$T/trace" "$TMP/fan.trace"
+echo 0 >"$FTRACE_DIR/tracing_on"
+cp "$FTRACE_DIR/trace" "$TMP/fan.trace"
 kvod_trace_off
 wait
 good=0

@@ -24,12 +24,15 @@
 # timeout: 600
 # transports: rxe
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
 # shellcheck source=selftests/lib/live.sh
 . "$(dirname "$0")/../lib/live.sh"
-# shellcheck source=selftests/lib/ftrace.sh
-. "$(dirname "$0")/../lib/ftrace.sh"
+# shellcheck source=selftests/lib/trace.sh
+. "$(dirname "$0")/../lib/trace.sh"
+rdma_test_init
 
 K=64					# chunks a round writes
 READER=
@@ -43,11 +46,11 @@ rdma_on_exit() {
 # "round NAME begins" and "round NAME ends", then give what a chunk set
 # off (notes, their completions) a second to run before the end marker.
 round() {
-	echo "kvodtest: round $1 begins" >"$T/trace_marker"
+	echo "kvodtest: round $1 begins" >"$FTRACE_DIR/trace_marker"
 	"$KVODCTL" live feed tv <"$RDMA_TMP/round.ts" ||
 		ktap_print_msg "round $1: kvodctl live feed failed"
 	sleep "$(time_limit 1)"
-	echo "kvodtest: round $1 ends" >"$T/trace_marker"
+	echo "kvodtest: round $1 ends" >"$FTRACE_DIR/trace_marker"
 }
 
 # round_with NAME READY ARGS...: round NAME with kvod-fetch ARGS reading the
@@ -100,8 +103,8 @@ round_with poll "from chunk" --poll 20
 polled=$got
 round_with notes "from chunk.*with notes"
 noted=$got
-echo 0 >"$T/tracing_on"
-cp "$T/trace" "$RDMA_TMP/trace"
+echo 0 >"$FTRACE_DIR/tracing_on"
+cp "$FTRACE_DIR/trace" "$RDMA_TMP/trace"
 kvod_trace_off
 
 calls none >"$RDMA_TMP/none"

@@ -22,8 +22,13 @@
 # timeout: 1200
 # transports: rxe siw
 
-# shellcheck source=selftests/lib/live_rdma.sh
-. "$(dirname "$0")/../lib/live_rdma.sh"
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
+# shellcheck source=selftests/lib/live.sh
+. "$(dirname "$0")/../lib/live.sh"
+rdma_test_init
 
 # burst NAME TAG SECONDS: with reader TAG started (play), 3000 packets into
 # channel NAME at once (with the reader stopped meanwhile if $STOP, and

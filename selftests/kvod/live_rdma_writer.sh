@@ -23,8 +23,13 @@
 # timeout: 600
 # transports: rxe siw
 
-# shellcheck source=selftests/lib/live_rdma.sh
-. "$(dirname "$0")/../lib/live_rdma.sh"
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
+# shellcheck source=selftests/lib/rdma.sh
+. "$(dirname "$0")/../lib/rdma.sh"
+# shellcheck source=selftests/lib/live.sh
+. "$(dirname "$0")/../lib/live.sh"
+rdma_test_init
 
 T=/sys/kernel/tracing
 

@@ -13,8 +13,8 @@
 
 # shellcheck source=selftests/lib/tsock.sh
 . "$(dirname "$0")/../lib/tsock.sh"
-# shellcheck source=selftests/lib/ftrace.sh
-. "$(dirname "$0")/../lib/ftrace.sh"
+# shellcheck source=selftests/lib/trace.sh
+. "$(dirname "$0")/../lib/trace.sh"
 
 ktap_header
 ktap_plan 40
@@ -194,8 +194,8 @@ id=$(tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop --rate 10M \
 sleep 2
 push_json=$("$KVODCTL" list --json | jq -c '.pushes[0]')
 "$KVODCTL" stop "$id"
-echo 0 >"$T/tracing_on"
-runs=$(grep -c ' push_work <-' "$T/trace")
+echo 0 >"$FTRACE_DIR/tracing_on"
+runs=$(grep -c ' push_work <-' "$FTRACE_DIR/trace")
 kvod_trace_off		# after the count: a change of tracer clears the trace
 handed=$(jq -r '.packets + .errors' <<<"$push_json")
 ktap_print_msg "1 ms window: $runs work runs for $handed packets: $push_json"

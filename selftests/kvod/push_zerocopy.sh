@@ -20,8 +20,8 @@
 
 # shellcheck source=selftests/lib/tsock.sh
 . "$(dirname "$0")/../lib/tsock.sh"
-# shellcheck source=selftests/lib/zerocopy.sh
-. "$(dirname "$0")/../lib/zerocopy.sh"
+# shellcheck source=selftests/lib/trace.sh
+. "$(dirname "$0")/../lib/trace.sh"
 
 ktap_header
 ktap_plan 9

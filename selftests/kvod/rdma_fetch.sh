@@ -11,10 +11,11 @@
 # timeout: 900
 # transports: rxe siw siwlo
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
-# shellcheck source=selftests/lib/fetch.sh
-. "$(dirname "$0")/../lib/fetch.sh"
+rdma_test_init
 
 # catches PID SIG: process PID has a handler for signal number SIG
 catches() {

@@ -5,7 +5,7 @@
 # the right status and counted; another connection's rkey, a stale rkey
 # after reconnecting and READs outside the registered ranges fail on that
 # client only (rxe: remote access error; iWARP: a TERMINATE, the READ
-# flushed: see rdma_refused in lib/rxe.sh), never deliver a byte, and
+# flushed: see rdma_refused in lib/rdma.sh), never deliver a byte, and
 # leave the server serving everyone else. Over IB and RoCE kvod-fetch
 # refuses names an IB connect request cannot carry; over iWARP names up
 # to 63 bytes work. A client that deregisters its sink mid-READ sees each
@@ -14,8 +14,11 @@
 # timeout: 600
 # transports: rxe siw siwlo:debug
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
+rdma_test_init
 
 ktap_header
 if rdma_iwarp; then

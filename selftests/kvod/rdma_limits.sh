@@ -16,8 +16,11 @@
 # timeout: 600
 # transports: rxe siw:debug
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
+rdma_test_init
 T=/sys/kernel/tracing
 P=/sys/module/kvod/parameters
 # clients: the active_clients of movies film and small.

@@ -15,10 +15,13 @@
 # timeout: 600
 # transports: rxe siw:debug
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
-# shellcheck source=selftests/lib/ftrace.sh
-. "$(dirname "$0")/../lib/ftrace.sh"
+# shellcheck source=selftests/lib/trace.sh
+. "$(dirname "$0")/../lib/trace.sh"
+rdma_test_init
 rdma_on_exit() {
 	kvod_trace_off 2>/dev/null
 }
@@ -31,10 +34,10 @@ size=$((130 << 20))
 movie_add film "$size" || ktap_bail_out "cannot add a movie"
 
 kvod_trace_on
-got=$(KVOD_TRACE_MARKER=$T/trace_marker "$RDMA_CLIENT" "$RXE_ADDR" \
+got=$(KVOD_TRACE_MARKER=$FTRACE_DIR/trace_marker "$RDMA_CLIENT" "$RXE_ADDR" \
 	read film 0 $((128 << 20)) | sha256sum)
-echo 0 >"$T/tracing_on"
-cp "$T/trace" "$RDMA_TMP/trace"
+echo 0 >"$FTRACE_DIR/tracing_on"
+cp "$FTRACE_DIR/trace" "$RDMA_TMP/trace"
 kvod_trace_off
 
 check_eq "128 MiB READ byte-exact" \

@@ -21,10 +21,11 @@
 # timeout: 1200
 # transports: rxe siw:debug siwlo:debug
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
-# shellcheck source=selftests/lib/fetch.sh
-. "$(dirname "$0")/../lib/fetch.sh"
+rdma_test_init
 
 KVOD_PROXY=$KVOD_REPO/tools/kvod-proxy
 # The system interpreter: a pyenv shim costs half a minute per start here.

@@ -14,8 +14,11 @@
 # timeout: 600
 # transports: rxe siw siwlo:debug
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
+rdma_test_init
 
 # On the debug kernel (KVOD_TIMEOUT_SCALE above 1) a connect over siw on
 # lo takes 9 to 15 s and the race above is a matter of timing the

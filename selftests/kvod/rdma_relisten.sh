@@ -15,8 +15,11 @@
 # timeout: 900
 # transports: rxe siw
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
+rdma_test_init
 
 ktap_header
 ktap_plan 10

@@ -13,8 +13,11 @@
 # timeout: 600
 # transports: rxe siw:debug
 
+# shellcheck source=selftests/lib/ktap.sh
+. "$(dirname "$0")/../lib/ktap.sh"
 # shellcheck source=selftests/lib/rdma.sh
 . "$(dirname "$0")/../lib/rdma.sh"
+rdma_test_init
 
 PLUGIN_DIR=$KVOD_REPO/tools/vlc
 

@@ -1,24 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The runner puts the guest as at boot before every program
-# (selftests/lib/tracefs.sh and reset.sh, called by run_guest.sh): on
-# the guest's real tracefs, a program's leftovers (tracing off, the
-# function tracer with a filter, graph settings, stack traces, an enabled
-# kprobe and fprobe) are each reported and undone, and an event added
-# afterwards is recorded; a plug left on lo, holding every packet, is
-# removed and traffic flows again; a named namespace left with a tsock
-# qdisc, which holds sch_tsock, is deleted and sch_tsock then unloaded.
+# The runner puts the guest as at boot before every program (the resets
+# of selftests/lib/runner.sh, called by run_guest.sh): on the guest's
+# real tracefs, a program's leftovers (tracing off, the function tracer
+# with a filter, graph settings, stack traces, an enabled kprobe and
+# fprobe) are each reported and undone, and an event added afterwards is
+# recorded; a plug left on lo, holding every packet, is removed and
+# traffic flows again; a named namespace left with a tsock qdisc, which
+# holds sch_tsock, is deleted and sch_tsock then unloaded.
 #
 # timeout: 120
 
 HERE=$(dirname "$0")
 # shellcheck source=selftests/lib/ktap.sh
 . "$HERE/../lib/ktap.sh"
-# shellcheck source=selftests/lib/tracefs.sh
-. "$HERE/../lib/tracefs.sh"
-# shellcheck source=selftests/lib/reset.sh
-. "$HERE/../lib/reset.sh"
+# shellcheck source=selftests/lib/runner.sh
+. "$HERE/../lib/runner.sh"
 
 kvod_require_guest
 ktap_header

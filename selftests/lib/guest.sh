@@ -1,5 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 #
+# The guest, and what the tests and the runner both need in it (sourced;
+# not a test): by ktap.sh for the tests, by runner.sh for
+# selftests/run_guest.sh and selftests/run-tests, by rdma.sh (which
+# bench/http.sh and ioctl_fuzz_test source alone) and by bench/http.sh.
+# It only defines functions, so that the runner can source it on the
+# host, where ktap.sh bails out without the kernel's KTAP helpers.
+#
+#	kvod_in_guest		true inside a selftests/qemu/vm-run guest
+#	kvod_require_guest	skip the whole program (exit 4) outside one
+#	sleep_nofork SECONDS	sleep without starting a process
+#	kmsg_mark TEXT		mark the kernel log; kmsg_since TEXT: the
+#				log after the mark
+#	proc_forks VAR		the processes started since boot
+#
 # Tests load kernel modules: they must run in the throw-away guest that
 # selftests/qemu/vm-run boots, never on the build machine. vm-run exports
 # KVOD_IN_GUEST=1 in the guest, and virtme-ng's guest kernel command line

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# KTAP output and small checks for kvod's shell tests. Source it:
+# What every shell test sources: KTAP output, small checks, waiting,
+# module loading, and kvod's tools as the tests drive them. Source it:
 #
 #	. "$(dirname "$0")/../lib/ktap.sh"
 #	kvod_require_guest		# from guest.sh, sourced here
@@ -11,6 +12,13 @@
 #	check_errno "unknown movie" ENOENT tools/kvodctl info nosuch
 #	kvod_unload
 #	ktap_finish
+#
+# The family preambles (http.sh, tsock.sh, race.sh) source it for their
+# tests; the host tests, selftests/fuzz/run.sh, selftests/qemu/demo-guest.sh
+# and a few benchmarks source it too. It bails out at once unless the
+# kernel's KTAP helpers are there (below). It sources guest.sh, which
+# holds what the runner shares with the tests: the guest guard
+# (kvod_require_guest), sleep_nofork, kmsg_mark, proc_forks.
 #
 # KTAP output is the kernel's own: tools/testing/selftests/kselftest/
 # ktap_helpers.sh from linux-source-6.12 (selftests/qemu/setup.sh unpacks it;
@@ -23,6 +31,13 @@
 # fine), 1 if anything failed or the plan was not met, 4 (kselftest's
 # skip) if every test was skipped. Diagnostics go to stdout as "# ..."
 # lines, which KTAP parsers ignore.
+#
+# After the checks and module loading:
+#
+#	kvodctl's read-backs	$KVODCTL, listener_counters, movie_field,
+#				kvod_stats, ... (listed there)
+#	kvod-fetch on a signal	size_of, interrupted, sigterm_midway
+#	proc_where PID...	where a stuck task waits
 
 KTAP_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 KVOD_REPO=${KVOD_REPO:-$(cd "$KTAP_LIB_DIR/../.." && pwd)}
@@ -35,10 +50,6 @@ fi
 . "$KTAP_HELPERS"
 # shellcheck source=selftests/lib/guest.sh
 . "$KTAP_LIB_DIR/guest.sh"
-# shellcheck source=selftests/lib/kvodctl.sh
-. "$KTAP_LIB_DIR/kvodctl.sh"
-# shellcheck source=selftests/lib/where.sh
-. "$KTAP_LIB_DIR/where.sh"
 
 ktap_header() {
 	ktap_print_header
@@ -284,4 +295,128 @@ kvod_knob() {
 
 	[ -d "$d/kvod" ] || mount -t debugfs none "$d" 2>/dev/null
 	echo "$d/kvod/$1"
+}
+
+# What the shell tests read back from the module, through kvodctl.
+# Listeners are read from "kvodctl list --json", movies from "kvodctl
+# info", the module's counters from "kvodctl stats"; the test kvodctl.sh
+# checks these formats themselves.
+#
+#	listener_counters PROTO ENDPOINT	its counters, "name=value" a line
+#	listener_counter PROTO ENDPOINT NAME	one of them (kvodctl's name:
+#						active, rej_busy, 404, ...)
+#	listeners PROTO				ENDPOINT of each, a line
+#	movie_field NAME FIELD			a field of "kvodctl info NAME"
+#						(bytes_served, chunks, ...)
+#	movie_clients NAME			its active_clients
+#	pushes					pushes listed
+#	no_pushes				true if there are none
+#	kvod_stats				the module's counters into
+#						KVOD_STATS[NAME] (kvodctl's
+#						name: movies, zombies,
+#						resident, resident_max, ...)
+#
+# ENDPOINT is as kvodctl prints it: 198.18.0.1:7471, [::1]:8080.
+
+KVODCTL=${KVODCTL:-$KVOD_REPO/tools/kvodctl}
+declare -gA KVOD_STATS=()
+
+listener_counters() {
+	"$KVODCTL" list --json |
+		jq -r --arg p "$1" --arg a "$2" '
+			.listeners[] | select(.proto == $p and .address == $a) |
+			.counters | to_entries[] | "\(.key)=\(.value)"'
+}
+
+listener_counter() {
+	listener_counters "$1" "$2" | sed -n "s/^$3=//p"
+}
+
+listeners() {
+	"$KVODCTL" list --json |
+		jq -r --arg p "$1" '.listeners[] | select(.proto == $p) | .address'
+}
+
+movie_field() {
+	"$KVODCTL" info "$1" | sed -n "s/^$2: //p"
+}
+
+movie_clients() {
+	movie_field "$1" active_clients
+}
+
+pushes() {
+	"$KVODCTL" list --json | jq -r '.pushes | length'
+}
+
+no_pushes() {
+	[ "$(pushes)" = 0 ]
+}
+
+# One process (kvodctl) for all the counters, parsed with read: a process
+# start costs seconds on the debug kernel. False, and KVOD_STATS empty, if
+# kvodctl fails.
+kvod_stats() {
+	local out key val
+
+	KVOD_STATS=()
+	out=$("$KVODCTL" stats) || return 1
+	while IFS=': ' read -r key val; do
+		# shellcheck disable=SC2034 # the tests read it
+		KVOD_STATS[$key]=$val
+	done <<<"$out"
+}
+
+# kvod-fetch's exit on a signal, as the HTTP and RDMA tests check it.
+#
+#	size_of FILE			its size, 0 if it is not there (yet)
+#	interrupted ERRFILE		"yes" if kvod-fetch said a SIGTERM
+#					stopped it
+#	sigterm_midway LIMIT SIZE OUT ERR CMD...
+#		run CMD (a kvod-fetch writing OUT, its messages to ERR) in
+#		the background, SIGTERM it once OUT has bytes (waiting up to
+#		LIMIT seconds), and print "STATUS SAID SHORT": its exit
+#		status, whether it said so, whether OUT has under SIZE bytes
+
+size_of() {
+	stat -c %s "$1" 2>/dev/null || echo 0
+}
+
+interrupted() {
+	grep -qx 'kvod-fetch: interrupted by SIGTERM' "$1" && echo yes
+}
+
+sigterm_midway() {
+	local limit=$1 size=$2 out=$3 err=$4 pid rc=0
+
+	shift 4
+	"$@" 2>"$err" &
+	pid=$!
+	wait_test "$limit" -gt 0 size_of "$out"
+	kill -TERM "$pid"
+	wait "$pid" || rc=$?
+	echo "$rc $(interrupted "$err") $([ "$(size_of "$out")" -lt "$size" ] && echo yes)"
+}
+
+# Where a stuck task waits, for a test about to fail on a timeout.
+#
+#	proc_where PID...	for each PID: its name, state and system call
+#				(number and arguments, /proc/PID/syscall), then
+#				its kernel stack; "gone" for a PID that ended
+
+# proc_where PID...: what a test prints of tasks it waited for in vain.
+# Reading another task's syscall and stack needs root, as the guest is.
+proc_where() {
+	local p
+
+	for p; do
+		if [ ! -d "/proc/$p" ]; then
+			echo "$p: gone"
+			continue
+		fi
+		echo "$(cat "/proc/$p/comm" 2>/dev/null) $p:" \
+			"$(awk '/^State:/ { print $2, $3 }' "/proc/$p/status" 2>&1)," \
+			"syscall $(cat "/proc/$p/syscall" 2>&1)"
+		sed 's/^/  /' "/proc/$p/stack" 2>&1
+	done
 }

@@ -2,7 +2,10 @@
 #
 # Shared by the live_*.sh tests (sourced; not a test, and after
 # ktap.sh): live_tool.py, the ring chunk the tests use, and reading its
-# "key=value" result lines.
+# "key=value" result lines; feeds (live_feed, live_encode, live_replay);
+# waits that say where they are stuck (live_watchdog, wait_bounded); and
+# the readers of live channels over RDMA (play, summary, last), for
+# live_rdma.sh and live_rdma_writer.sh, which source rdma.sh too.
 
 # The system interpreter: a pyenv shim costs half a minute per start here.
 LT=(/usr/bin/python3 -S "$(dirname "${BASH_SOURCE[0]}")/../kvod/live_tool.py")
@@ -125,4 +128,45 @@ wait_bounded() {
 # produce a chunk in 120 s.
 live_replay() {
 	ffmpeg -v error -re -stream_loop -1 -i "$1" -c copy -f mpegts -
+}
+
+# Readers of live channels over RDMA, for live_rdma.sh and
+# live_rdma_writer.sh: kvod-fetch plays a channel into live_tool.py
+# check, which checks every numbered MPEG-TS packet. They need rdma.sh
+# ($KVOD_FETCH, $RDMA_URL) and rdma_test_init's $RDMA_TMP; play() takes
+# $PPC above unless the caller sets its own.
+
+# play NAME TAG [ARGS...]: kvod-fetch NAME into live_tool.py check (with
+# $CHECK_ARGS), in the background, killed after $PLAY_TIMEOUT seconds if
+# set; returns once kvod-fetch has said which chunk it starts from. In
+# $RDMA_TMP: TAG.check its check line, TAG.fetch kvod-fetch's stderr
+# (with its summary), TAG.rc kvod-fetch's status (0 for a channel that
+# ended), TAG.last the last packet it took ("none" before any).
+# $CHECK_ARGS must not carry --progress: live_tool.py takes play()'s.
+play() {
+	local name=$1 tag=$2 limit=()
+
+	shift 2
+	[ -z "${PLAY_TIMEOUT:-}" ] || limit=(timeout "$PLAY_TIMEOUT")
+	echo none >"$RDMA_TMP/$tag.last"
+	# shellcheck disable=SC2086 # CHECK_ARGS is a list of words
+	{
+		"${limit[@]}" "$KVOD_FETCH" "$@" "$RDMA_URL/$name" \
+			2>"$RDMA_TMP/$tag.fetch" |
+			"${LT[@]}" check --ppc "$PPC" \
+				--progress "$RDMA_TMP/$tag.last" \
+				${CHECK_ARGS:-} >"$RDMA_TMP/$tag.check"
+		echo "${PIPESTATUS[0]}" >"$RDMA_TMP/$tag.rc"
+	} &
+	wait_for "$(time_limit 30)" grep -q "from chunk" "$RDMA_TMP/$tag.fetch"
+}
+
+# summary TAG KEY: a number from kvod-fetch's "live:" summary line.
+summary() {
+	sed -n "s/.* \([0-9]*\) $2\b.*/\1/p" "$RDMA_TMP/$1.fetch"
+}
+
+# last TAG: the last packet reader TAG took ("none" before any).
+last() {
+	cat "$RDMA_TMP/$1.last"
 }

@@ -13,8 +13,8 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 # shellcheck source=selftests/lib/ktap.sh
 . "$REPO/selftests/lib/ktap.sh"
-# shellcheck source=selftests/lib/rxe.sh
-. "$REPO/selftests/lib/rxe.sh"
+# shellcheck source=selftests/lib/rdma.sh
+. "$REPO/selftests/lib/rdma.sh"
 KVODCTL=$REPO/tools/kvodctl
 FETCH=$REPO/tools/kvod-fetch
 PROXY=$REPO/tools/kvod-proxy

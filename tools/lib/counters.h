@@ -2,7 +2,7 @@
 /*
  * tools/lib: the names of a listener's counters (enum
  * kvod_listener_counter), as kvodctl prints them and the shell tests
- * read them (selftests/lib/kvodctl.sh).
+ * read them (selftests/lib/ktap.sh).
  */
 #ifndef KVOD_LIB_COUNTERS_H
 #define KVOD_LIB_COUNTERS_H
