@@ -8,7 +8,8 @@
 # fprobe) are each reported and undone, and an event added afterwards is
 # recorded; a plug left on lo, holding every packet, is removed and
 # traffic flows again; a named namespace left with a tsock qdisc, which
-# holds sch_tsock, is deleted and sch_tsock then unloaded.
+# holds sch_tsock, is deleted and sch_tsock then unloaded. The guest's
+# PATH is the system's (selftests/qemu/vm-run).
 #
 # timeout: 120
 
@@ -29,7 +30,7 @@ for f in set_ftrace_filter set_graph_function max_graph_depth \
 done
 [ -e "$KVOD_REPO/tools/tc/q_tsock.so" ] ||
 	ktap_bail_out "tools/tc/q_tsock.so missing: run make all"
-ktap_plan 14
+ktap_plan 15
 NS=kvod-left-$$
 trap 'tracefs_reset >/dev/null; lo_reset >/dev/null
 	ip netns del "$NS" 2>/dev/null; modules_reset "" sch_tsock >/dev/null' EXIT
@@ -44,6 +45,10 @@ state() {
 		"$([ -d "$T/events/kvodtr" ] && echo kvodtr || echo none)"
 }
 
+# vm-run gives the guest the system's PATH, not the host user's, whose
+# version managers' shims start dozens of processes per command.
+check_eq "the guest's PATH is the system's" \
+	/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$PATH"
 check_eq "the runner left tracing as at boot" "" "$(tracefs_reset)"
 
 # What a program killed while tracing would leave.
