@@ -528,12 +528,14 @@ CMDS=()
 
 add_test()
 {
-	local name=$1
+	local name=$1 cmd
 
 	shift
-	# KTAP descriptions: one word, no '#'.
-	NAMES+=("$(printf %s "$name" | tr -c 'A-Za-z0-9._-' '_')")
-	CMDS+=("$(printf '%q ' "$@")")
+	# KTAP descriptions: one word, no '#'. Builtins: this runs for each
+	# of the program's checks.
+	NAMES+=("${name//[!A-Za-z0-9._-]/_}")
+	printf -v cmd '%q ' "$@"
+	CMDS+=("$cmd")
 }
 
 add_test help t_help
