@@ -254,8 +254,10 @@ check_eq "... and none of them woke a reader (kvod_http_conn_queue)" 0 \
 # send timeout. The send timeout resets the other while the writer goes
 # on (a response that waits for the writer is not stalled): lowered to
 # 2 s, it counts from the response's next progress, which the reader
-# makes by reading 64 KiB once (SIGUSR1) before it stops again.
-PIN_CHUNKS=20000
+# makes by reading 64 KiB once (SIGUSR1) before it stops again. The
+# writer feeds PIN_CHUNKS, many times that bound (rounds: a quarter as
+# many on the debug kernel, still past it).
+PIN_CHUNKS=$(rounds 20000)
 sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304"
 "$KVODCTL" live create pin --chunk 188 --chunks 256 ||
 	ktap_bail_out "cannot create channel pin"
@@ -286,7 +288,7 @@ stalled_reader "$TMP/resetter.ready" &
 resetter=$!
 readers_ready test -e "$TMP/stalled.ready" -a -e "$TMP/resetter.ready"
 wait_test "$(time_limit 30)" = 2 movie_clients pin
-"${LT[@]}" gen $PIN_CHUNKS | "$KVODCTL" live feed pin 2>"$TMP/feed.err" ||
+"${LT[@]}" gen "$PIN_CHUNKS" | "$KVODCTL" live feed pin 2>"$TMP/feed.err" ||
 	ktap_print_msg "feed: $(cat "$TMP/feed.err")"
 # TCP takes what it may of the last chunks after the writer is done.
 sleep "$(time_limit 2)"
@@ -306,7 +308,7 @@ kill "$resetter"
 wait "$resetter" 2>/dev/null
 to=$(http_counter timeouts)
 echo 2 >"$PARAMS/http_send_timeout"
-"${LT[@]}" gen 1000000 --start $PIN_CHUNKS --rate 500 |
+"${LT[@]}" gen 1000000 --start "$PIN_CHUNKS" --rate 500 |
 	"$KVODCTL" live feed pin 2>"$TMP/feed.err" &
 feeder=$!
 wait_for "$(time_limit 30)" writer_attached pin

@@ -126,8 +126,8 @@ else
 fi
 
 check_ok "delay knob cleared" sh -c "echo 0 > $PARAM"
-fails=0
-for r in $(seq 1 10); do
+fails=0 n=$(rounds 10)
+for ((r = 1; r <= n; r++)); do
 	# 20 packets at 400 kbit/s: about half a second each.
 	next_round
 	out=$(round 8 400k "0.$((RANDOM % 8))") || { fails=$((fails + 1)); ktap_print_msg "round $r failed: $out"; }
@@ -136,7 +136,7 @@ for r in $(seq 1 10); do
 	# kernel log check after the test covers a late release there.
 	[ "$dyndbg" = 0 ] || wait_for 30 ns_gone "$inum" || fails=$((fails + 1))
 done
-check_eq "10 rounds of netns del as 8 pushes end" 0 "$fails"
+check_eq "$n rounds of netns del as 8 pushes end" 0 "$fails"
 check_ok "no push left" wait_for 20 no_pushes
 
 kvod_unload

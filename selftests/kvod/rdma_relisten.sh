@@ -72,12 +72,12 @@ accepted() {
 # Each round's listener is new; the last round waits for a connection
 # before UNLISTEN, so that at least one meets it established. $met sums
 # what each listener accepted before its UNLISTEN.
-slow=0 met=0
-for round in $(seq 10); do
+slow=0 met=0 n=$(rounds 10)
+for ((round = 1; round <= n; round++)); do
 	pids=()
 	clients 4
 	sleep 0.$((RANDOM % 10))
-	[ "$round" != 10 ] ||
+	[ "$round" != "$n" ] ||
 		wait_test "$(time_limit 30)" -ge 1 accepted
 	met=$((met + $(accepted)))
 	t0=$SECONDS
@@ -89,7 +89,7 @@ for round in $(seq 10); do
 	bad=$((${bad:-0} + wrong))
 done
 ktap_print_msg "client errors: $(sort "$RDMA_TMP/errs" | uniq -c | tr '\n' ';')"
-check_eq "10 x UNLISTEN/LISTEN under 4 connecting clients: each within 30 s" \
+check_eq "$n x UNLISTEN/LISTEN under 4 connecting clients: each within 30 s" \
 	0 "$slow"
 check_eq "every client ended, byte-exact or with an error" 0 "$bad"
 check_ok "clients met the listeners ($met accepted before an UNLISTEN)" \

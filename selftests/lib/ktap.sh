@@ -219,6 +219,17 @@ time_limit() {
 	echo $(($1 * ${KVOD_TIMEOUT_SCALE:-1}))
 }
 
+# rounds N: how many times to repeat a path that a check repeats only
+# to meet a rare outcome more often: N, divided by $KVOD_TIMEOUT_SCALE on
+# slow kernels, and at least 1. On the debug kernel each round costs ten
+# times as much, and its checkers report a bad access or lock order the
+# first time the path runs, not only when it happens to corrupt data.
+rounds() {
+	local n=$(($1 / ${KVOD_TIMEOUT_SCALE:-1}))
+
+	echo $((n > 0 ? n : 1))
+}
+
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for() {
 	local deadline=$((SECONDS + $1))
