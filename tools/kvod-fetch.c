@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "kvod-fetch.h"
+#include "lib/options.h"
 #include "lib/rate.h"
 #include "lib/seconds.h"
 
@@ -80,51 +81,36 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct fetch_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "offset", required_argument, NULL, 'O' },
-		{ "length", required_argument, NULL, 'l' },
-		{ "chunk", required_argument, NULL, 'c' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "seek-every", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "poll", required_argument, NULL, 'P' },
-		{ "note-wait", required_argument, NULL, 'N' },
-		{ "fence", no_argument, NULL, 'F' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+	const struct kvod_opt opts[] = {
+		KVOD_OPT("output", required_argument, 'o'),
+		KVOD_NUM("offset", 'O', 0, UINT64_MAX, o->offset),
+		KVOD_NUM("length", 'l', 1, UINT64_MAX, o->length),
+		KVOD_NUM("chunk", 'c', 1, CHUNK_MAX, o->chunk),
+		KVOD_NUM("depth", 'd', 1, DEPTH_MAX, o->depth),
+		KVOD_OPT("rate", required_argument, 'r'),
+		KVOD_OPT("cache", required_argument, 'C'),
+		KVOD_OPT("seek-every", required_argument, 's'),
+		KVOD_OPT("duration", required_argument, 'D'),
+		KVOD_NUM("seed", 'S', 0, UINT32_MAX, o->seed),
+		KVOD_NUM("timeout", 't', 1, 600000, o->timeout_ms),
+		KVOD_NUM("poll", 'P', 1, 60000, o->poll_ms),
+		KVOD_NUM("note-wait", 'N', 1, 3600 * 1000, o->note_wait_ms),
+		KVOD_OPT("fence", no_argument, 'F'),
+		KVOD_OPT("quiet", no_argument, 'q'),
+		KVOD_OPT("help", no_argument, 'h'),
 		{ }
 	};
-	uint64_t v;
-	int opt, li, cache_set = 0;
+	struct kvod_cmdline cl = {
+		.shortopts = "o:qh",
+		.opts = opts,
+		.usage = usage,
+	};
+	int opt, cache_set = 0;
 
-	while (li = -1,
-	       (opt = getopt_long(argc, argv, "o:qh", longopts, &li)) != -1) {
+	while ((opt = kvod_getopt(&cl, argc, argv)) != -1) {
 		switch (opt) {
 		case 'o':
 			o->out = optarg;
-			break;
-		case 'O':
-			if (kvod_parse_size(optarg, &o->offset))
-				goto bad;
-			break;
-		case 'l':
-			if (kvod_parse_range(optarg, 1, UINT64_MAX, &o->length))
-				goto bad;
-			break;
-		case 'c':
-			if (kvod_parse_range(optarg, 1, CHUNK_MAX, &v))
-				goto bad;
-			o->chunk = v;
-			break;
-		case 'd':
-			if (kvod_parse_range(optarg, 1, DEPTH_MAX, &v))
-				goto bad;
-			o->depth = v;
 			break;
 		case 'r':
 			if (kvod_parse_rate(optarg, &o->rate))
@@ -145,43 +131,17 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 					       &o->duration))
 				goto bad_seconds;
 			break;
-		case 'S':
-			if (kvod_parse_range(optarg, 0, UINT32_MAX, &v))
-				goto bad;
-			o->seed = v;
-			break;
-		case 't':
-			if (kvod_parse_range(optarg, 1, 600000, &v))
-				goto bad;
-			o->timeout_ms = v;
-			break;
-		case 'P':
-			if (kvod_parse_range(optarg, 1, 60000, &v))
-				goto bad;
-			o->poll_ms = v;
-			break;
-		case 'N':
-			if (kvod_parse_range(optarg, 1, 3600 * 1000, &v))
-				goto bad;
-			o->note_wait_ms = v;
-			break;
 		case 'F':
 			o->fence = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
+		case KVOD_OPT_BAD:
+			goto bad;
 		default:
-			usage(stderr);
-			return -1;
+			return -1;	/* kvod_getopt() printed the usage */
 		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return -1;
 	}
 	o->url = argv[optind];
 	if (cache_set && !o->rate) {
@@ -195,11 +155,11 @@ static int parse_args(int argc, char **argv, struct fetch_opts *o)
 	return 0;
 bad:
 	fprintf(stderr, "kvod-fetch: invalid argument to --%s: '%s'\n",
-		li >= 0 ? longopts[li].name : "?", optarg);
+		kvod_opt_name(&cl), optarg);
 	return -1;
 bad_seconds:
 	fprintf(stderr, "kvod-fetch: invalid argument to --%s: '%s' (seconds: digits with an optional fraction, more than 0 and at most %d)\n",
-		longopts[li].name, optarg, SECONDS_MAX);
+		kvod_opt_name(&cl), optarg, SECONDS_MAX);
 	return -1;
 }
 

@@ -18,7 +18,7 @@
 #define _GNU_SOURCE
 #include "kvod-proxy.h"
 #include "lib/endpoint.h"
-#include "lib/rate.h"
+#include "lib/options.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,30 +67,32 @@ static void usage(FILE *f)
 		KVOD_RDMA_PORT);
 }
 
-/* --opt N, within [min, max]. */
 static int parse_args(int argc, char **argv, struct proxy_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "chunk", required_argument, NULL, 'c' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "qp-depth", required_argument, NULL, 'Q' },
-		{ "max-clients", required_argument, NULL, 'm' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "send-timeout", required_argument, NULL, 's' },
-		{ "idle-timeout", required_argument, NULL, 'i' },
-		{ "linger", required_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
+	const struct kvod_opt opts[] = {
+		KVOD_OPT("foreground", no_argument, 'f'),
+		KVOD_OPT("listen", required_argument, 'l'),
+		KVOD_NUM("chunk", 'c', 4096, 64 << 20, o->chunk),
+		KVOD_NUM("depth", 'd', 1, 256, o->depth),
+		KVOD_NUM("qp-depth", 'Q', 1, 4096, o->qp_depth),
+		KVOD_NUM("max-clients", 'm', 1, 1 << 20, o->max_clients),
+		KVOD_NUM("timeout", 't', 1, 600000, o->timeout_ms),
+		KVOD_NUM("send-timeout", 's', 1, 86400, o->send_timeout_s),
+		KVOD_NUM("idle-timeout", 'i', 1, 86400, o->idle_timeout_s),
+		KVOD_NUM("linger", 'L', 0, 86400, o->linger_s),
+		KVOD_OPT("help", no_argument, 'h'),
 		{ }
 	};
+	struct kvod_cmdline cl = {
+		.shortopts = "fh",
+		.opts = opts,
+		.usage = usage,
+	};
 	const char *url;
-	uint64_t v;
-	int opt, li;
 	size_t n;
+	int opt;
 
-	while (li = -1,
-	       (opt = getopt_long(argc, argv, "fh", longopts, &li)) != -1) {
+	while ((opt = kvod_getopt(&cl, argc, argv)) != -1) {
 		switch (opt) {
 		case 'f':
 			o->foreground = 1;
@@ -98,57 +100,13 @@ static int parse_args(int argc, char **argv, struct proxy_opts *o)
 		case 'l':
 			o->listen = optarg;
 			break;
-		case 'c':
-			if (kvod_parse_range(optarg, 4096, 64 << 20, &v))
-				goto bad;
-			o->chunk = v;
-			break;
-		case 'd':
-			if (kvod_parse_range(optarg, 1, 256, &v))
-				goto bad;
-			o->depth = v;
-			break;
-		case 'Q':
-			if (kvod_parse_range(optarg, 1, 4096, &v))
-				goto bad;
-			o->qp_depth = v;
-			break;
-		case 'm':
-			if (kvod_parse_range(optarg, 1, 1 << 20, &v))
-				goto bad;
-			o->max_clients = v;
-			break;
-		case 't':
-			if (kvod_parse_range(optarg, 1, 600000, &v))
-				goto bad;
-			o->timeout_ms = v;
-			break;
-		case 's':
-			if (kvod_parse_range(optarg, 1, 86400, &v))
-				goto bad;
-			o->send_timeout_s = v;
-			break;
-		case 'i':
-			if (kvod_parse_range(optarg, 1, 86400, &v))
-				goto bad;
-			o->idle_timeout_s = v;
-			break;
-		case 'L':
-			if (kvod_parse_range(optarg, 0, 86400, &v))
-				goto bad;
-			o->linger_s = v;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
+		case KVOD_OPT_BAD:
+			fprintf(stderr, "kvod-proxy: bad value '%s' for --%s\n",
+				optarg, kvod_opt_name(&cl));
 			return -1;
+		default:
+			return -1;	/* kvod_getopt() printed the usage */
 		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return -1;
 	}
 	url = argv[optind];
 	n = strlen(url);
@@ -162,10 +120,6 @@ static int parse_args(int argc, char **argv, struct proxy_opts *o)
 		return -1;
 	}
 	return 0;
-bad:
-	fprintf(stderr, "kvod-proxy: bad value '%s' for --%s\n", optarg,
-		longopts[li].name);
-	return -1;
 }
 
 /*
