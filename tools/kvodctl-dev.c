@@ -45,34 +45,38 @@ int kvod_open(int flags)
 	return -1;
 }
 
-/* What @err means coming from ioctl @req, where the kernel is specific. */
+#define OVER_CAP "No space left: over the resident memory cap (max_resident_mb)"
+
+/* What an errno means coming from an ioctl, where the kernel is specific. */
+static const struct {
+	unsigned long req;	/* KVOD_IOC_*; 0: any */
+	int err;
+	const char *why;
+} kvod_errors[] = {
+	{ 0, EPERM, "Operation not permitted (needs CAP_NET_ADMIN)" },
+	{ KVOD_IOC_MOVIE_ADD, ENOSPC, OVER_CAP },
+	{ KVOD_IOC_MOVIE_DEL, ENOENT, "no such movie" },
+	{ KVOD_IOC_MOVIE_INFO, ENOENT, "no such movie" },
+	{ KVOD_IOC_PUSH_START, ENOENT, "no such movie" },
+	{ KVOD_IOC_PUSH_STOP, ENOENT, "no such push" },
+	{ KVOD_IOC_PUSH_START, ENOSPC, "too many pushes (at most 64 at once)" },
+	{ KVOD_IOC_LIVE_CREATE, ENOSPC, OVER_CAP },
+	{ KVOD_IOC_LIVE_FEED, ENOENT, "no such channel" },
+	/* The other EINVAL, a bad name, kvod_set_name() has ruled out. */
+	{ KVOD_IOC_LIVE_FEED, EINVAL, "not a live channel" },
+	{ KVOD_IOC_UNLISTEN, ENOENT, "no such listener" },
+	{ KVOD_IOC_LIVE_FEED, EBUSY, "the channel has a writer already" },
+};
+
+/* What @err means coming from ioctl @req. */
 static const char *kvod_strerror(unsigned long req, int err)
 {
-	bool add = req == KVOD_IOC_MOVIE_ADD;
-	bool lookup = req == KVOD_IOC_MOVIE_DEL || req == KVOD_IOC_MOVIE_INFO ||
-		      req == KVOD_IOC_PUSH_START;
+	size_t i;
 
-	if (err == EPERM)
-		return "Operation not permitted (needs CAP_NET_ADMIN)";
-	if (err == ENOSPC && add)
-		return "No space left: over the resident memory cap (max_resident_mb)";
-	if (err == ENOENT && lookup)
-		return "no such movie";
-	if (err == ENOENT && req == KVOD_IOC_PUSH_STOP)
-		return "no such push";
-	if (err == ENOSPC && req == KVOD_IOC_PUSH_START)
-		return "too many pushes (at most 64 at once)";
-	if (err == ENOSPC && req == KVOD_IOC_LIVE_CREATE)
-		return "No space left: over the resident memory cap (max_resident_mb)";
-	if (req == KVOD_IOC_LIVE_FEED && err == ENOENT)
-		return "no such channel";
-	/* The other EINVAL, a bad name, kvod_set_name() has ruled out. */
-	if (req == KVOD_IOC_LIVE_FEED && err == EINVAL)
-		return "not a live channel";
-	if (req == KVOD_IOC_UNLISTEN && err == ENOENT)
-		return "no such listener";
-	if (req == KVOD_IOC_LIVE_FEED && err == EBUSY)
-		return "the channel has a writer already";
+	for (i = 0; i < ARRAY_SIZE(kvod_errors); i++)
+		if (kvod_errors[i].err == err &&
+		    (!kvod_errors[i].req || kvod_errors[i].req == req))
+			return kvod_errors[i].why;
 	return strerror(err);
 }
 
@@ -101,6 +105,19 @@ int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
 	return EXIT_RUNTIME;
 }
 
+/* One ioctl on the device opened with @flags just for it. */
+static int ioctl_once(int flags, unsigned long req, void *arg,
+		      const char *cmd, const char *what)
+{
+	int dev = kvod_open(flags), ret;
+
+	if (dev < 0)
+		return EXIT_RUNTIME;
+	ret = kvod_ioctl(dev, req, arg, cmd, what);
+	close(dev);
+	return ret;
+}
+
 /**
  * kvod_change() - one ioctl that changes state, on a device opened for it
  * @req: KVOD_IOC_*
@@ -113,13 +130,14 @@ int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
 int kvod_change(unsigned long req, void *arg, const char *cmd,
 		const char *what)
 {
-	int dev = kvod_open(O_RDWR), ret;
+	return ioctl_once(O_RDWR, req, arg, cmd, what);
+}
 
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, req, arg, cmd, what);
-	close(dev);
-	return ret;
+/* kvod_change() for an ioctl that only reads: the device read-only. */
+int kvod_query(unsigned long req, void *arg, const char *cmd,
+	       const char *what)
+{
+	return ioctl_once(O_RDONLY, req, arg, cmd, what);
 }
 
 /*

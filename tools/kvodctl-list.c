@@ -15,14 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The whole catalog into *@out (NULL if empty), *@n entries. */
-static int get_movies(int dev, struct kvod_movie_info **out, size_t *n,
-		      const char *cmd)
-{
-	return get_list(dev, KVOD_IOC_MOVIE_LIST, sizeof(**out), (void **)out,
-			n, cmd);
-}
-
 /* Everything list shows, read before anything is printed. */
 struct snapshot {
 	struct kvod_movie_info *movies;
@@ -42,13 +34,16 @@ static int snapshot_get(struct snapshot *s, const char *cmd)
 	dev = kvod_open(O_RDONLY);
 	if (dev < 0)
 		return EXIT_RUNTIME;
-	ret = get_movies(dev, &s->movies, &s->nr_movies, cmd);
+	ret = get_entries(dev, KVOD_IOC_MOVIE_LIST, &s->movies, &s->nr_movies,
+			  cmd);
 	if (!ret)
 		ret = get_stats(dev, &s->stats, cmd);
 	if (!ret)
-		ret = get_listeners(dev, &s->listeners, &s->nr_listeners, cmd);
+		ret = get_entries(dev, KVOD_IOC_LISTENER_LIST, &s->listeners,
+				  &s->nr_listeners, cmd);
 	if (!ret)
-		ret = get_pushes(dev, &s->pushes, &s->nr_pushes, cmd);
+		ret = get_entries(dev, KVOD_IOC_PUSH_LIST, &s->pushes,
+				  &s->nr_pushes, cmd);
 	close(dev);
 	return ret;
 }

@@ -12,11 +12,9 @@
 #include "lib/counters.h"
 #include "lib/endpoint.h"
 
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *const proto_names[] = {
 	[KVOD_PROTO_HTTP] = "http",
@@ -50,7 +48,6 @@ static int parse_proto(const char *s, __u32 *proto)
 static int listen_cmd(const struct kvodctl_args *a, unsigned long req)
 {
 	struct kvod_listen l;
-	int dev, ret;
 
 	memset(&l, 0, sizeof(l));
 	l.size = sizeof(l);
@@ -63,12 +60,7 @@ static int listen_cmd(const struct kvodctl_args *a, unsigned long req)
 		err_msg("%s %s: not [ADDR:]PORT", a->cmd, a->pos[1]);
 		return EXIT_USAGE;
 	}
-	dev = kvod_open(O_RDWR);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, req, &l, a->cmd, a->pos[1]);
-	close(dev);
-	return ret;
+	return kvod_change(req, &l, a->cmd, a->pos[1]);
 }
 
 int cmd_listen(const struct kvodctl_args *a)
@@ -79,14 +71,6 @@ int cmd_listen(const struct kvodctl_args *a)
 int cmd_unlisten(const struct kvodctl_args *a)
 {
 	return listen_cmd(a, KVOD_IOC_UNLISTEN);
-}
-
-/* Every listener into *@out (NULL if none), *@n entries. */
-int get_listeners(int dev, struct kvod_listener_info **out, size_t *n,
-		  const char *cmd)
-{
-	return get_list(dev, KVOD_IOC_LISTENER_LIST, sizeof(**out),
-			(void **)out, n, cmd);
 }
 
 /* The non-zero counters without a column, as "name:value ...". */

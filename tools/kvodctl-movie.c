@@ -63,7 +63,7 @@ int cmd_add(const struct kvodctl_args *a)
 {
 	const char *name = a->pos[0], *path = a->pos[1];
 	struct kvod_movie_add req;
-	int file, dev, ret;
+	int file, ret;
 
 	memset(&req, 0, sizeof(req));
 	req.size = sizeof(req);
@@ -76,15 +76,7 @@ int cmd_add(const struct kvodctl_args *a)
 	if (file < 0)
 		return EXIT_RUNTIME;
 	req.fd = file;
-
-	dev = kvod_open(O_RDWR);
-	if (dev < 0) {
-		ret = EXIT_RUNTIME;
-		goto out_file;
-	}
-	ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_ADD, &req, a->cmd, name);
-	close(dev);
-out_file:
+	ret = kvod_change(KVOD_IOC_MOVIE_ADD, &req, a->cmd, name);
 	close(file);
 	return ret;
 }
@@ -282,7 +274,7 @@ int cmd_info(const struct kvodctl_args *a)
 	const char *name = a->pos[0];
 	struct kvod_movie_info m;
 	struct json j;
-	int dev, ret;
+	int ret;
 
 	memset(&m, 0, sizeof(m));
 	m.size = sizeof(m);
@@ -290,11 +282,7 @@ int cmd_info(const struct kvodctl_args *a)
 	if (ret)
 		return ret;
 
-	dev = kvod_open(O_RDONLY);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, KVOD_IOC_MOVIE_INFO, &m, a->cmd, name);
-	close(dev);
+	ret = kvod_query(KVOD_IOC_MOVIE_INFO, &m, a->cmd, name);
 	if (ret)
 		return ret;
 

@@ -13,11 +13,9 @@
 #include "lib/endpoint.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* udp://ENDPOINT (tools/lib/endpoint.c; a host is needed) into @sa. */
 static int parse_udp_url(const char *s, struct kvod_sockaddr *sa)
@@ -39,7 +37,7 @@ static void format_url(const struct kvod_sockaddr *sa, char *buf, size_t size)
 int cmd_push(const struct kvodctl_args *a)
 {
 	struct kvod_push_start p;
-	int dev, ret;
+	int ret;
 
 	memset(&p, 0, sizeof(p));
 	p.size = sizeof(p);
@@ -54,11 +52,7 @@ int cmd_push(const struct kvodctl_args *a)
 	p.window_ms = a->window_ms;
 	p.opts = (a->loop ? KVOD_PUSH_LOOP : 0) | (a->tai ? KVOD_PUSH_TAI : 0);
 
-	dev = kvod_open(O_RDWR);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, KVOD_IOC_PUSH_START, &p, a->cmd, a->pos[0]);
-	close(dev);
+	ret = kvod_change(KVOD_IOC_PUSH_START, &p, a->cmd, a->pos[0]);
 	if (!ret)
 		printf("%u\n", p.id);
 	return ret;
@@ -70,7 +64,6 @@ int cmd_stop(const struct kvodctl_args *a)
 	struct kvod_push_ref r;
 	unsigned long id;
 	char *end;
-	int dev, ret;
 
 	errno = 0;
 	id = strtoul(a->pos[0], &end, 10);
@@ -82,20 +75,7 @@ int cmd_stop(const struct kvodctl_args *a)
 	memset(&r, 0, sizeof(r));
 	r.size = sizeof(r);
 	r.id = id;
-	dev = kvod_open(O_RDWR);
-	if (dev < 0)
-		return EXIT_RUNTIME;
-	ret = kvod_ioctl(dev, KVOD_IOC_PUSH_STOP, &r, a->cmd, a->pos[0]);
-	close(dev);
-	return ret;
-}
-
-/* Every push into *@out (NULL if none), *@n entries. */
-int get_pushes(int dev, struct kvod_push_info **out, size_t *n,
-	       const char *cmd)
-{
-	return get_list(dev, KVOD_IOC_PUSH_LIST, sizeof(**out), (void **)out,
-			n, cmd);
+	return kvod_change(KVOD_IOC_PUSH_STOP, &r, a->cmd, a->pos[0]);
 }
 
 static const char *push_opts(__u32 opts)

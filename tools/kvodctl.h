@@ -77,10 +77,15 @@ int parse_args(const struct kvodctl_cmd *c, int argc, char **argv,
 int kvod_open(int flags);
 int get_list(int dev, unsigned long req_nr, size_t esize, void **out,
 	     size_t *n, const char *cmd);
+/* get_list() into *@out, a pointer to the entry type of list @req_nr. */
+#define get_entries(dev, req_nr, out, n, cmd) \
+	get_list(dev, req_nr, sizeof(**(out)), (void **)(out), n, cmd)
 int kvod_ioctl(int dev, unsigned long req, void *arg, const char *cmd,
 	       const char *what);
 int kvod_change(unsigned long req, void *arg, const char *cmd,
 		const char *what);
+int kvod_query(unsigned long req, void *arg, const char *cmd,
+	       const char *what);
 int kvod_set_name(char name[KVOD_NAME_MAX], const char *cmd,
 		  const char *what);
 
@@ -145,8 +150,6 @@ int cmd_live_feed(const struct kvodctl_args *a);
 
 int cmd_listen(const struct kvodctl_args *a);
 int cmd_unlisten(const struct kvodctl_args *a);
-int get_listeners(int dev, struct kvod_listener_info **out, size_t *n,
-		  const char *cmd);
 void show_listener_table(const struct kvod_listener_info *v, size_t n);
 void show_listeners_json(struct json *j, const char *key,
 			 const struct kvod_listener_info *v, size_t n);
@@ -155,8 +158,6 @@ void show_listeners_json(struct json *j, const char *key,
 
 int cmd_push(const struct kvodctl_args *a);
 int cmd_stop(const struct kvodctl_args *a);
-int get_pushes(int dev, struct kvod_push_info **out, size_t *n,
-	       const char *cmd);
 void show_push_table(const struct kvod_push_info *v, size_t n);
 void show_pushes_json(struct json *j, const char *key,
 		      const struct kvod_push_info *v, size_t n);
