@@ -21,12 +21,9 @@
 
 #include "lib/endpoint.h"
 #include "kselftest_harness.h"
+#include "cases.h"
 
-FIXTURE(accepts) {};
-FIXTURE_SETUP(accepts) {}
-FIXTURE_TEARDOWN(accepts) {}
-
-FIXTURE_VARIANT(accepts) {
+CASES(accepts) {
 	const char *s;
 	bool need_host;
 	int family;
@@ -78,11 +75,7 @@ TEST_F(accepts, endpoint)
 	EXPECT_STREQ(variant->written, out);
 }
 
-FIXTURE(rejects) {};
-FIXTURE_SETUP(rejects) {}
-FIXTURE_TEARDOWN(rejects) {}
-
-FIXTURE_VARIANT(rejects) {
+CASES(rejects) {
 	const char *s;
 	bool need_host;
 };

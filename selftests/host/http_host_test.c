@@ -13,12 +13,9 @@
 
 #include "lib/http_host.h"
 #include "kselftest_harness.h"
+#include "cases.h"
 
-FIXTURE(host) {};
-FIXTURE_SETUP(host) {}
-FIXTURE_TEARDOWN(host) {}
-
-FIXTURE_VARIANT(host) {
+CASES(host) {
 	const char *host;
 	const char *port;
 	const char *want;

@@ -13,12 +13,9 @@
 
 #include "lib/http_response.h"
 #include "kselftest_harness.h"
+#include "cases.h"
 
-FIXTURE(resp) {};
-FIXTURE_SETUP(resp) {}
-FIXTURE_TEARDOWN(resp) {}
-
-FIXTURE_VARIANT(resp) {
+CASES(resp) {
 	const char *head;
 	uint64_t off;
 	int verdict;

@@ -7,10 +7,13 @@
  *
  * The test defines, then includes this after kselftest_harness.h:
  *
- *	PARSED		the type of the value
  *	PARSE(s, v)	the call, for text s and a PARSED *v
  *	PARSE_NAME	the name of the two tests: each case is reported as
  *			accepts.CASE.PARSE_NAME or rejects.CASE.PARSE_NAME
+ *
+ * and, unless the value is a uint64_t (the default below):
+ *
+ *	PARSED		the type of the value
  *	PARSED_FMT	a printf() format for a value, and
  *	PARSED_ARG(v)	the value as that format takes it
  *	UNTOUCHED	a value no case parses to, put in the result before
@@ -28,14 +31,21 @@
 #ifndef KVOD_HOST_PARSE_TEST_H
 #define KVOD_HOST_PARSE_TEST_H
 
+#include <stdint.h>
+
+#include "cases.h"
+
+#ifndef PARSED
+#define PARSED		uint64_t
+#define PARSED_FMT	"%llu"
+#define PARSED_ARG(v)	((unsigned long long)(v))
+#define UNTOUCHED	0x5a5a5a5a5a5a5a5aULL
+#endif
+
 /* The text of a case, for the log. */
 #define SHOWN(s)	((s) ? (s) : "(null)")
 
-FIXTURE(accepts) {};
-FIXTURE_SETUP(accepts) {}
-FIXTURE_TEARDOWN(accepts) {}
-
-FIXTURE_VARIANT(accepts) {
+CASES(accepts) {
 	const char *s;
 	PARSED want;
 };
@@ -54,11 +64,7 @@ TEST_F(accepts, PARSE_NAME)
 		       PARSED_ARG(v));
 }
 
-FIXTURE(rejects) {};
-FIXTURE_SETUP(rejects) {}
-FIXTURE_TEARDOWN(rejects) {}
-
-FIXTURE_VARIANT(rejects) {
+CASES(rejects) {
 	const char *s;
 	int err;
 };

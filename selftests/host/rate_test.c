@@ -17,13 +17,8 @@
 #include "lib/rate.h"
 #include "kselftest_harness.h"
 
-#define PARSED		uint64_t
 #define PARSE(s, v)	kvod_parse_rate(s, v)
 #define PARSE_NAME	rate
-#define PARSED_FMT	"%llu"
-#define PARSED_ARG(v)	((unsigned long long)(v))
-/* What a failed parse must leave in the result. */
-#define UNTOUCHED	0x5a5a5a5a5a5a5a5aULL
 #include "parse_test.h"
 
 ACCEPTS(r8_7M, "8.7M", 8700000);

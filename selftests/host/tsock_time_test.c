@@ -19,13 +19,8 @@
 #include "tc/tsock_time.c"
 #include "kselftest_harness.h"
 
-#define PARSED		uint64_t
 #define PARSE(s, v)	tsock_parse_time_ns(s, v)
 #define PARSE_NAME	time
-#define PARSED_FMT	"%llu"
-#define PARSED_ARG(v)	((unsigned long long)(v))
-/* What a failed parse must leave in the result. */
-#define UNTOUCHED	0x5a5a5a5a5a5a5a5aULL
 #include "parse_test.h"
 
 ACCEPTS(bare_is_us, "250", 250000);
