@@ -223,17 +223,24 @@ TEST_F(kvod, add_fd_huge)
 	add_fd_rejected(_metadata, self->dev, INT32_MAX, EBADF);
 }
 
-TEST_F(kvod, add_fd_wronly)
+/* ADD of a file reopened with @flags is refused with EBADF. */
+static void add_reopened_rejected(struct __test_metadata *_metadata, int dev,
+				  int flags)
 {
 	int fd = kvod_make_file(4096, 1);
-	int wr;
+	int re;
 
 	ASSERT_LE(0, fd);
-	wr = kvod_reopen(fd, O_WRONLY | O_CLOEXEC);
-	ASSERT_LE(0, wr);
-	add_fd_rejected(_metadata, self->dev, wr, EBADF);
-	close(wr);
+	re = kvod_reopen(fd, flags);
+	ASSERT_LE(0, re);
+	add_fd_rejected(_metadata, dev, re, EBADF);
+	close(re);
 	close(fd);
+}
+
+TEST_F(kvod, add_fd_wronly)
+{
+	add_reopened_rejected(_metadata, self->dev, O_WRONLY | O_CLOEXEC);
 }
 
 TEST_F(kvod, add_fd_directory)
@@ -287,15 +294,7 @@ TEST_F(kvod, add_fd_empty_file)
 
 TEST_F(kvod, add_fd_opath)
 {
-	int fd = kvod_make_file(4096, 1);
-	int path;
-
-	ASSERT_LE(0, fd);
-	path = kvod_reopen(fd, O_PATH | O_CLOEXEC);
-	ASSERT_LE(0, path);
-	add_fd_rejected(_metadata, self->dev, path, EBADF);
-	close(path);
-	close(fd);
+	add_reopened_rejected(_metadata, self->dev, O_PATH | O_CLOEXEC);
 }
 
 /* A sparse file one byte over the ABI's 1 TiB limit: EFBIG, no read. */
@@ -525,41 +524,24 @@ FIXTURE_VARIANT(bad_name) {
 	const char *shadow;	/* a valid name a sloppy parser might see */
 };
 
-FIXTURE_VARIANT_ADD(bad_name, empty) {
-	.name = "", .len = 1, .shadow = NULL,
-};
-FIXTURE_VARIANT_ADD(bad_name, unterminated) {
-	.name = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-	.len = KVOD_NAME_MAX,
-	.shadow = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-};
-FIXTURE_VARIANT_ADD(bad_name, slash) {
-	.name = "a/b", .len = 4, .shadow = "a",
-};
-FIXTURE_VARIANT_ADD(bad_name, space) {
-	.name = "a b", .len = 4, .shadow = "a",
-};
-FIXTURE_VARIANT_ADD(bad_name, newline) {
-	.name = "a\n", .len = 3, .shadow = "a",
-};
-FIXTURE_VARIANT_ADD(bad_name, high_byte) {
-	.name = "a\x80" "b", .len = 4, .shadow = "a",
-};
-FIXTURE_VARIANT_ADD(bad_name, star) {
-	.name = "a*", .len = 3, .shadow = "a",
-};
-FIXTURE_VARIANT_ADD(bad_name, backslash) {
-	.name = "a\\b", .len = 4, .shadow = "a",
-};
-FIXTURE_VARIANT_ADD(bad_name, del_char) {
-	.name = "a\x7f", .len = 3, .shadow = "a",
-};
-FIXTURE_VARIANT_ADD(bad_name, dot) {
-	.name = ".", .len = 2, .shadow = NULL,
-};
-FIXTURE_VARIANT_ADD(bad_name, dotdot) {
-	.name = "..", .len = 3, .shadow = NULL,
-};
+#define BAD_NAME(variant, n, l, sh)				\
+	FIXTURE_VARIANT_ADD(bad_name, variant) {		\
+		.name = n, .len = l, .shadow = sh }
+
+BAD_NAME(empty, "", 1, NULL);
+BAD_NAME(unterminated,
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	 KVOD_NAME_MAX,
+	 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+BAD_NAME(slash, "a/b", 4, "a");
+BAD_NAME(space, "a b", 4, "a");
+BAD_NAME(newline, "a\n", 3, "a");
+BAD_NAME(high_byte, "a\x80" "b", 4, "a");
+BAD_NAME(star, "a*", 3, "a");
+BAD_NAME(backslash, "a\\b", 4, "a");
+BAD_NAME(del_char, "a\x7f", 3, "a");
+BAD_NAME(dot, ".", 2, NULL);
+BAD_NAME(dotdot, "..", 3, NULL);
 
 FIXTURE_SETUP(bad_name)
 {
@@ -656,26 +638,41 @@ static void expect_changes_refused(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, r->stats);
 }
 
-TEST_F(kvod, eperm_caller_without_cap)
+/*
+ * With "keep" in the catalog (@before: the state), a child that gives up
+ * its rights with @lose() (0 or an errno) tries every command on @dev.
+ * Returns what it got, in shared memory; r->setup is @lose()'s result.
+ */
+static struct cap_result *try_in_child(struct __test_metadata *_metadata,
+				       int dev, struct snap *before,
+				       int (*lose)(void))
 {
 	struct cap_result *r = shared_result();
-	struct snap before;
 	int status;
 	pid_t pid;
 
 	ASSERT_NE(NULL, r);
-	add_keep(_metadata, self->dev);
-	ASSERT_EQ(0, snap_take(self->dev, &before));
+	add_keep(_metadata, dev);
+	ASSERT_EQ(0, snap_take(dev, before));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		/* The fd was opened with CAP_NET_ADMIN; the caller has none. */
-		r->setup = drop_net_admin();
+		r->setup = lose();
 		if (!r->setup)
-			run_queries_and_changes(self->dev, r);
+			run_queries_and_changes(dev, r);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	return r;
+}
+
+TEST_F(kvod, eperm_caller_without_cap)
+{
+	struct cap_result *r;
+	struct snap before;
+
+	/* The fd was opened with CAP_NET_ADMIN; the caller has none. */
+	r = try_in_child(_metadata, self->dev, &before, drop_net_admin);
 	ASSERT_EQ(0, r->setup);
 	expect_changes_refused(_metadata, r);
 	expect_rejected(_metadata, self->dev, &before, EPERM, r->add, "new");
@@ -719,26 +716,18 @@ TEST_F(kvod, eperm_opener_without_cap)
 	expect_rejected(_metadata, self->dev, &before, EPERM, r->add, "new");
 }
 
+/* Full capabilities, but in a child user namespace. */
+static int enter_user_ns(void)
+{
+	return unshare(CLONE_NEWUSER) ? errno : 0;
+}
+
 TEST_F(kvod, eperm_user_namespace)
 {
-	struct cap_result *r = shared_result();
+	struct cap_result *r;
 	struct snap before;
-	int status;
-	pid_t pid;
 
-	ASSERT_NE(NULL, r);
-	add_keep(_metadata, self->dev);
-	ASSERT_EQ(0, snap_take(self->dev, &before));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		/* Full capabilities, but in a child user namespace. */
-		r->setup = unshare(CLONE_NEWUSER) ? errno : 0;
-		if (!r->setup)
-			run_queries_and_changes(self->dev, r);
-		_exit(0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	r = try_in_child(_metadata, self->dev, &before, enter_user_ns);
 	if (r->setup)
 		SKIP(return, "unshare(CLONE_NEWUSER): %s", strerror(r->setup));
 	expect_changes_refused(_metadata, r);
@@ -833,23 +822,31 @@ TEST_F(kvod, info_unknown)
 			kvod_info(self->dev, "Keep", &mi), NULL);
 }
 
+/*
+ * ioctl @req on @arg, its output fields filled with junk, succeeds and
+ * answers exactly @ref: the junk was not read as input.
+ */
+static void expect_answer(struct __test_metadata *_metadata, int dev,
+			  unsigned long req, void *arg, const void *ref,
+			  size_t len)
+{
+	ASSERT_EQ(0, kvod_ioctl(dev, req, arg));
+	EXPECT_EQ(0, memcmp(ref, arg, len));
+}
+
 TEST_F(kvod, info_ignores_output_fields_on_input)
 {
 	struct kvod_movie_info mi, ref;
 
 	add_keep(_metadata, self->dev);
 	ASSERT_EQ(0, kvod_info(self->dev, "keep", &ref));
-	memset(&mi, 0, sizeof(mi));
-	mi.size = sizeof(mi);
+	mi = (struct kvod_movie_info){
+		.size = sizeof(mi), .length = 1, .bitrate = 2, .resident = 3,
+		.chunks = 4, .active_clients = 5, .bytes_served = 6,
+	};
 	kvod_set_name(mi.name, "keep");
-	mi.length = 1;
-	mi.bitrate = 2;
-	mi.resident = 3;
-	mi.chunks = 4;
-	mi.active_clients = 5;
-	mi.bytes_served = 6;
-	ASSERT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_MOVIE_INFO, &mi));
-	EXPECT_EQ(0, memcmp(&ref, &mi, sizeof(mi)));
+	expect_answer(_metadata, self->dev, KVOD_IOC_MOVIE_INFO, &mi, &ref,
+		      sizeof(mi));
 }
 
 /* --- LIST ----------------------------------------------------------- */
@@ -1178,14 +1175,12 @@ TEST_F(kvod, stats_ignores_output_fields_on_input)
 
 	add_keep(_metadata, self->dev);
 	ASSERT_EQ(0, kvod_stats(self->dev, &ref));
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	st.movies = 7;
-	st.zombies = 8;
-	st.resident = 9;
-	st.resident_max = 10;
-	ASSERT_EQ(0, kvod_ioctl(self->dev, KVOD_IOC_STATS, &st));
-	EXPECT_EQ(0, memcmp(&ref, &st, sizeof(st)));
+	st = (struct kvod_stats){
+		.size = sizeof(st), .movies = 7, .zombies = 8, .resident = 9,
+		.resident_max = 10,
+	};
+	expect_answer(_metadata, self->dev, KVOD_IOC_STATS, &st, &ref,
+		      sizeof(st));
 }
 
 /* --- Parallel ADD/DEL ----------------------------------------------- */
