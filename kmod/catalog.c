@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The catalog: movies by name. A movie's lifetime is in kvod.h ("Movie
- * lifetimes"); the locking is below. Documentation/kvod.rst includes both.
- */
+/* The catalog: movies by name. */
 
 /**
  * DOC: Catalog locking
@@ -80,10 +77,7 @@ static bool catalog_has(const char *name)
 	return catalog_find(name);
 }
 
-/*
- * Publish a new movie or channel, unless its name was taken meanwhile;
- * then drop it and fail with -EEXIST.
- */
+/* Publish @movie, or put it if its name was taken meanwhile (-EEXIST). */
 static int catalog_insert(struct kvod_movie *movie)
 {
 	mutex_lock(&kvod_catalog_lock);

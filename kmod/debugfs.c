@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Test knobs, in /sys/kernel/debug/kvod/ rather than among the module's
- * parameters: they are not part of kvod's interface and exist only so
- * that selftests can reach rare states on demand. Documentation/kvod.rst
- * describes each.
- *
- * All default to 0 (off) and are read with READ_ONCE() where they act,
- * drop_notes with atomic_dec_if_positive().
- * The directory is created first at load and removed last at exit; a
- * debugfs failure is not an error, as for any debugfs user.
+ * Test knobs for the selftests (Documentation/kvod.rst), 0 for off: in
+ * debugfs, not module parameters, as they are not part of kvod's interface.
  */
 #include <linux/debugfs.h>
 

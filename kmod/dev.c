@@ -1,15 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * /dev/kvod: the control interface.
- *
- * Every command is described by a row of kvod_ioctls[]: its argument
- * struct, the first published size of that struct, whether it changes
- * state (and so needs CAP_NET_ADMIN), whether the struct is copied back,
- * and its handler. kvod_ioctl() does the common work in one order for all
- * commands: ENOTTY for anything unknown, EPERM, then the size field,
- * copy_struct_from_user(), and the flags word. Handlers check their own
- * reserved fields before they change anything.
- */
+/* /dev/kvod: the control interface, a row of kvod_ioctls[] per command. */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>

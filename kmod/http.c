@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * HTTP/1.1 range server: listeners and connections. Event driven, with no
- * thread per connection: each connection is a state machine (http.h) run
- * by its work with non-blocking socket calls only. The DOC: blocks below
- * are the rules; Documentation/http.rst includes them.
- */
+/* HTTP/1.1 range server: listeners and connections. */
 
 /**
  * DOC: HTTP connection work
@@ -163,7 +158,6 @@ MODULE_PARM_DESC(http_send_timeout,
 #define HTTP_STEPS		16	/* state machine steps per work run */
 #define HTTP_ACCEPT_RETRY	(HZ / 10)	/* after a failed accept */
 
-/* TCP keepalive: first probe after 2 min idle, then 4 probes 30 s apart. */
 #define HTTP_KEEPIDLE		120
 #define HTTP_KEEPINTVL		30
 #define HTTP_KEEPCNT		4
@@ -202,7 +196,6 @@ struct kvod_listener *kvod_http_listener(const struct http_conn *conn)
 	return conn->srv->l;
 }
 
-/* Step results of the state machine. */
 enum {
 	STEP_AGAIN,	/* progress: run the next step */
 	STEP_WAIT,	/* wait for a socket callback or the timer */
@@ -311,11 +304,7 @@ static void conn_set_phase(struct http_conn *conn, enum http_phase phase)
 	mod_timer(&conn->timer, conn->deadline);
 }
 
-/*
- * Whether TCP may keep the socket as an orphan after a graceful close; if
- * so, the socket holds its namespace from here on (DOC: HTTP connection
- * lifetimes).
- */
+/* If TCP may keep @sk as an orphan, it holds its namespace from now on. */
 static bool conn_may_orphan(struct sock *sk)
 {
 	struct net *net = sock_net(sk);
@@ -327,7 +316,6 @@ static bool conn_may_orphan(struct sock *sk)
 	return true;
 }
 
-/* Tear the connection down (DOC: HTTP connection lifetimes). */
 static void conn_close(struct http_conn *conn, bool abort)
 {
 	struct sock *sk = conn->sock->sk;
@@ -349,10 +337,7 @@ static void conn_close(struct http_conn *conn, bool abort)
 	kref_put(&conn->ref, conn_release);
 }
 
-/*
- * The response was delivered: let go of its movie, then linger (closing)
- * or wait for the next request. An error answer keeps the deadline it got.
- */
+/* The response was delivered. An error answer keeps the deadline it got. */
 static int conn_next(struct http_conn *conn)
 {
 	kvod_http_tx_done(conn);
@@ -389,10 +374,7 @@ static void conn_answer_close(struct http_conn *conn, u16 status)
 	conn_set_phase(conn, HTTP_PH_LINGER);
 }
 
-/*
- * Start answering the request at the head of conn->rx. An error the
- * parser found that closes gets a moment only, as conn_answer_close()'s.
- */
+/* A parser error that closes gets a moment only, as conn_answer_close()'s. */
 static void conn_respond(struct http_conn *conn, int len,
 			 const struct http_request *req)
 {
@@ -486,7 +468,6 @@ static int step_send(struct http_conn *conn)
 	return STEP_ABORT;
 }
 
-/* Wait until the client acknowledged everything (DOC: HTTP delivery). */
 static int step_drain(struct http_conn *conn)
 {
 	struct socket *sock = conn->sock;
@@ -514,7 +495,6 @@ static int step_drain(struct http_conn *conn)
 	return conn_next(conn);
 }
 
-/* HTTP_DRAIN's measure of progress (DOC: HTTP send progress). */
 static bool drain_progress(struct http_conn *conn)
 {
 	u32 una = READ_ONCE(tcp_sk(conn->sock->sk)->snd_una);
@@ -525,7 +505,6 @@ static bool drain_progress(struct http_conn *conn)
 	return true;
 }
 
-/* A live response's measure of progress (DOC: HTTP send progress). */
 static bool live_acking(const struct http_conn *conn)
 {
 	const struct sock *sk = conn->sock->sk;
@@ -534,7 +513,6 @@ static bool live_acking(const struct http_conn *conn)
 	       sock_delivered(sk);
 }
 
-/* Delivered and write side shut: drain what the client sends until EOF. */
 static int step_linger(struct http_conn *conn)
 {
 	int ret;
@@ -549,7 +527,6 @@ static int step_linger(struct http_conn *conn)
 	return STEP_WAIT;
 }
 
-/* Socket options, and our callbacks in place of those conn_start() saw. */
 static void conn_sock_setup(struct http_conn *conn)
 {
 	struct sock *sk = conn->sock->sk;
@@ -568,10 +545,6 @@ static void conn_sock_setup(struct http_conn *conn)
 	write_unlock_bh(&sk->sk_callback_lock);
 }
 
-/*
- * The first run of the work (DOC: HTTP connection work). Bytes that
- * arrived before are read right after.
- */
 static int conn_begin(struct http_conn *conn)
 {
 	conn_sock_setup(conn);

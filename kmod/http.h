@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * kvod HTTP/1.1 range server: what http.c (listener and connection
- * lifetimes), http_parse.c (the request parser) and http_send.c (responses
- * and the zero-copy sender) share. Nothing outside http*.c includes it.
- */
+/* The HTTP server's internals, shared by http*.c only. */
 #ifndef _KVOD_HTTP_H
 #define _KVOD_HTTP_H
 
@@ -20,14 +16,10 @@
 /* Longest response header we build; ours are well under half of it. */
 #define HTTP_RESP_MAX		512
 
-/* sendmsg() calls per run of a connection's work, so that one fast client
- * cannot hold a worker while others wait.
- */
+/* sendmsg() calls per work run, so one fast client cannot hog a worker. */
 #define HTTP_SEND_CALLS		8
 
-/* Chunks of a live channel one response may have in TCP's queue: see
- * http_live.c. A power of 2.
- */
+/* A power of 2 (DOC: HTTP live queue bound). */
 #define HTTP_LIVE_QUEUED	1024
 
 /* The phases a connection's one timer can be armed for. */
@@ -42,9 +34,7 @@ enum http_state {
 	HTTP_NEW,		/* accepted; the work has not taken it over */
 	HTTP_READ,		/* waiting for or parsing a request */
 	HTTP_SEND,		/* queueing a response */
-	HTTP_DRAIN,		/* all queued (and the FIN, if closing): waiting
-				 * until the client acknowledged it
-				 */
+	HTTP_DRAIN,		/* all queued: waiting for its acknowledgment */
 	HTTP_LINGER,		/* delivered, write side shut, draining input */
 	HTTP_DEAD,		/* socket released */
 };

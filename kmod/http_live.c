@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * HTTP responses from live channels: a body without end that follows the
- * channel's ring (live.c) chunk by chunk, without copying it. The rules
- * are the DOC: blocks below, which Documentation/live.rst includes.
- */
+/* HTTP responses from live channels: a body without end, never copied. */
 
 /**
  * DOC: HTTP live responses

@@ -2,22 +2,6 @@
 /*
  * HTTP/1.1 request parser (RFC 9110, RFC 9112), strict on purpose
  * (Documentation/http.rst, "The parser").
- *
- * The parser sees only bytes the connection received and never allocates,
- * sleeps or looks anything up: it turns one request head into a struct
- * http_request whose @status says what to answer if the request cannot be
- * served. Anything the grammar does not allow is a 400, and so is a
- * request body: kvod serves GET and HEAD only and does not read bodies,
- * so a request announcing one cannot be framed.
- *
- * The order of checks decides which status a request with several faults
- * gets: syntax (400), version (505), Host (400), method (405), body (400).
- * The target and the Range header are resolved later, against the movie.
- *
- * Range (RFC 9110 14.2): a single "bytes=first-[last]" or "bytes=-suffix"
- * is honoured; several ranges, another unit or an invalid specifier are
- * ignored (the full movie is sent, as the RFC allows). Numbers saturate at
- * U64_MAX instead of wrapping.
  */
 #include <linux/kernel.h>
 #include <linux/limits.h>
@@ -204,7 +188,6 @@ static u16 parse_request_line(const char *p, size_t n,
 	return 0;
 }
 
-/* What the header fields told us, before it is folded into the request. */
 struct http_fields {
 	unsigned int hosts;
 	unsigned int ranges;
@@ -293,7 +276,7 @@ static u16 parse_head(const char *p, size_t n, struct http_request *req,
 	u16 status;
 
 	while (p[0] == '\r' && p[1] == '\n')
-		p += 2;		/* empty lines before the request line */
+		p += 2;
 
 	eol = memchr(p, '\r', end - p);
 	status = parse_request_line(p, eol - p, req, &target, &target_len);

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The HTTP request parser's interface (http_parse.c). It needs nothing of
- * the module but kvod_name_valid() (name.h), so that userspace builds the
- * same parser too: kvod-proxy compiles http_parse.c, and name.c, with
- * tools/lib/kshim.h, and so answers malformed requests exactly as kvod's
- * HTTP server does.
+ * The HTTP request parser (http_parse.c). kvod-proxy builds it too, with
+ * tools/lib/kshim.h: it may use nothing of the module but name.h.
  */
 #ifndef _KVOD_HTTP_PARSE_H
 #define _KVOD_HTTP_PARSE_H

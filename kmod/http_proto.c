@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The answers kvod's HTTP server and kvod-proxy share: reason phrases
- * (RFC 9110 15), Content-Type by a movie's name, and range resolution
- * (RFC 9110 14). Like http_parse.c it needs nothing of the kernel but
- * string functions, so that kvod-proxy builds this file too.
+ * What kvod's HTTP server and kvod-proxy answer alike. kvod-proxy builds
+ * this file too: it may use nothing of the kernel but string functions.
  */
 #include <linux/kernel.h>
 #include <linux/string.h>

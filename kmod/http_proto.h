@@ -1,10 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * What kvod's HTTP server and kvod-proxy answer alike (http_proto.c): the
- * reason phrase of a status, a movie's Content-Type, and a parsed Range
- * resolved against a length. Built into the module and, with
- * tools/lib/kshim.h, into kvod-proxy, as http_parse.c is.
- */
+/* What kvod's HTTP server and kvod-proxy answer alike (http_proto.c). */
 #ifndef _KVOD_HTTP_PROTO_H
 #define _KVOD_HTTP_PROTO_H
 

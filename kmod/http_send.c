@@ -1,19 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * HTTP responses: resolving a parsed request against the catalog, building
- * the response head, and the zero-copy sender.
- *
- * The body is never copied by kvod: MSG_SPLICE_PAGES takes a page
- * reference per fragment, which keeps the pages alive after the movie is
- * deleted and freed, until TCP has sent and freed the skbs. Every call is
- * MSG_DONTWAIT: when the socket buffer is full, TCP sets SOCK_NOSPACE and
- * the connection waits for sk_write_space (http.c) instead of spinning;
- * tx->pos is the progress counter the next attempt resumes from.
- *
- * A response holds a reference on its movie from the moment it is built
- * until it is sent or abandoned (kvod_http_tx_done()), and counts as one
- * of the movie's active clients while it has a body.
- */
+/* HTTP responses: building them, and the zero-copy sender. */
 #include <linux/bvec.h>
 #include <linux/kernel.h>
 #include <linux/net.h>
@@ -55,7 +41,6 @@ static __printf(2, 3) void hdr_add(struct http_tx *tx, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Status line, Server, and whatever the status itself needs first. */
 static void hdr_start(struct http_conn *conn, u16 status, bool close)
 {
 	struct http_tx *tx = &conn->tx;
@@ -250,7 +235,7 @@ static int send_head(struct http_conn *conn)
 				   tx->movie && tx->pos < tx->end);
 }
 
-/* Hand body pages to TCP; see the comment at the top of the file. */
+/* TCP takes page references of its own (DOC: Movie memory). */
 static int send_body(struct http_conn *conn)
 {
 	struct kvod_listener *l = kvod_http_listener(conn);

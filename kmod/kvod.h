@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * kvod internal interfaces, grouped by the file that owns them. The rules
- * of a movie's life are the DOC: block below; the catalog's locking is in
- * catalog.c. Documentation/kvod.rst includes both.
- */
+/* kvod internal interfaces, grouped by the file that owns them. */
 #ifndef _KVOD_H
 #define _KVOD_H
 

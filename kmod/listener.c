@@ -1,11 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Listeners: where kvod accepts clients, per protocol and network
- * namespace. This file owns the list of listeners and their generic state
- * (address, namespace, counters); each protocol (http.c, rdma.c) registers
- * a struct kvod_proto_ops to start and stop its own half. The rules are
- * the DOC: block below, which Documentation/kvod.rst includes.
- */
+/* Listeners: where kvod accepts clients, per protocol and namespace. */
 
 /**
  * DOC: Listener lifetimes
@@ -364,7 +358,6 @@ static void listeners_stop(struct net *net)
 		listener_stop(l);
 }
 
-/* A namespace is going: its listeners stop (its pushes stop in push.c). */
 static void __net_exit kvod_net_pre_exit(struct net *net)
 {
 	listeners_stop(net);

@@ -1,16 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Live channels: a resident ring of chunks that one writer keeps filling
- * and any number of readers follow. A channel is a struct kvod_movie whose
- * @live points here, so it shares the catalog's names, references, DEL
- * and resident accounting with movies. Chunk S (numbered from 0 in the
- * order the writer completes them) lives in slot S % nr_chunks until the
- * writer starts chunk S + nr_chunks there. Slot pages are zero-filled when
- * allocated, and what an earlier chunk left past a shorter one's end is
- * never given to a reader (readers get @len bytes, and the mirror copies
- * as many).
- *
- * The rules are the DOC: blocks below (Documentation/live.rst).
+ * Live channels: a resident ring of chunks that one writer fills and any
+ * number of readers follow. What a chunk left in a slot past a shorter
+ * one's end is never given to a reader: readers and the mirror get @len.
  */
 
 /**
@@ -516,7 +508,6 @@ static void chunk_complete(struct kvod_live *ch, u32 len)
 	slot->len = len;
 	slot->seq = ch->next_seq++;
 	spin_unlock(&ch->lock);
-	/* The watchers are told from process context, not by the writer. */
 	queue_work(system_unbound_wq, &ch->fanout);
 out:
 	mutex_unlock(&ch->plock);

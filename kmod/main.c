@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kvod: a video-on-demand server in the kernel. This file only brings the
- * subsystems up in order and takes them down in reverse. The order is
- * the DOC: block below, which Documentation/kvod.rst includes.
- */
+/* kvod: a video-on-demand server in the kernel; module load and exit. */
 
 /**
  * DOC: Module load and exit
@@ -82,7 +78,7 @@ static void __exit kvod_exit(void)
 {
 	kvod_dev_exit();
 	kvod_listeners_exit();
-	kvod_push_exit();	/* pushes hold movies: before the catalog */
+	kvod_push_exit();
 	kvod_rdma_exit();
 	kvod_http_exit();
 	kvod_catalog_exit();

@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Movie memory: reservation against the resident cap, allocation in
- * physically contiguous chunks, the one read of the file at registration,
- * and release. The rules are the DOC: block below, which
- * Documentation/kvod.rst includes.
- */
+/* Movie memory: reservation, allocation, the read at ADD, and release. */
 
 /**
  * DOC: Movie memory
@@ -178,7 +173,6 @@ static int movie_alloc_chunks(struct kvod_movie *movie)
 	return 0;
 }
 
-/* Fill one chunk from the file; zero whatever the movie does not use. */
 static int chunk_read(struct file *file, struct kvod_chunk *c, loff_t *pos)
 {
 	char *buf = page_address(c->page);

@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The movie name rule of uapi/linux/kvod.h. Userspace builds this same
- * file (tools/lib/name.c), so it needs nothing of the kernel but
- * strnlen() and strcmp().
- */
+/* The movie name rule of uapi/linux/kvod.h; userspace builds this too. */
 #include <linux/string.h>
 
 #include "name.h"

@@ -1,10 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * Movie names (name.c): one rule, compiled into the module and, from the
- * same file, into userspace (tools/lib/name.c, against tools/lib/kshim.h)
- * for kvod-proxy, the HTTP parser it shares with the module, and the host
- * tests.
- */
+/* Movie names (name.c), built into userspace too (tools/lib/name.c). */
 #ifndef _KVOD_NAME_H
 #define _KVOD_NAME_H
 

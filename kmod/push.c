@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Paced push: a movie sent as RTP/UDP at a constant rate, every packet
- * stamped with its departure time, for a qdisc below to release on time
- * (Documentation/tsock.rst). The DOC: blocks below are the rules;
- * Documentation/tsock.rst, kvod.rst and live.rst include them.
- */
+/* Paced push: RTP/UDP packets, each stamped with its departure time. */
 
 /**
  * DOC: Push schedule
@@ -148,9 +143,7 @@
 #define PUSH_BATCH_MAX		1024
 /* Socket memory of one packet: 1356 bytes and headers in a 2 KiB buffer. */
 #define PUSH_TRUESIZE		SKB_TRUESIZE(2048)
-/* Send buffer for a window of packets, at most this much. */
 #define PUSH_SNDBUF_MAX		(32 << 20)
-/* Longest sleep, in ticks: timers under 64 ticks fire on their tick. */
 #define PUSH_WAIT_MAX		63UL
 
 /**
@@ -246,13 +239,11 @@ static ktime_t push_now(const struct kvod_push *p)
 	return p->clockid == CLOCK_TAI ? ktime_get_clocktai() : ktime_get();
 }
 
-/* ns from @start to packet @k: its bytes before it at the push's rate */
 static u64 push_sched_ns(const struct kvod_push *p)
 {
 	return mul_u64_u64_div_u64(p->pos, 8 * NSEC_PER_SEC, p->rate);
 }
 
-/* When the packet @sched ns into the schedule is due. */
 static ktime_t push_due_at(const struct kvod_push *p, u64 sched)
 {
 	return ktime_add_ns(p->start, sched);
@@ -263,14 +254,12 @@ static ktime_t push_due(const struct kvod_push *p)
 	return push_due_at(p, push_sched_ns(p));
 }
 
-/* Start the schedule over: packet @k is due a window from @now. */
 static void push_restart(struct kvod_push *p, ktime_t now)
 {
 	p->start = ktime_sub_ns(ktime_add_ns(now, p->window),
 				push_sched_ns(p));
 }
 
-/* The RTP header of packet @k; the 90 kHz clock follows the schedule. */
 static void rtp_header(const struct kvod_push *p, u64 sched, u8 *h)
 {
 	u32 ts = p->ts0 + (u32)div_u64(sched * 9, 100000);
@@ -283,13 +272,9 @@ static void rtp_header(const struct kvod_push *p, u64 sched, u8 *h)
 }
 
 /*
- * With IP_RECVERR an ICMP error for the destination (a port unreachable
- * while nobody listens there, a router's unreachable) is queued on the
+ * With IP_RECVERR an ICMP error for the destination is queued on the
  * socket's error queue and fails the next send, and nobody reads that
- * queue. Take what is queued off, counting the ICMP errors, which also
- * clears the socket's error.
- *
- * Return: true if anything was taken off.
+ * queue: take it off, counting ICMP errors. True if anything was there.
  */
 static bool push_drain_errors(struct kvod_push *p)
 {
@@ -307,7 +292,6 @@ static bool push_drain_errors(struct kvod_push *p)
 	return any;
 }
 
-/* Send packet p->k, @sched ns into the schedule, @len bytes from p->offset. */
 static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 			 ktime_t now)
 {
@@ -349,7 +333,7 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 	ret = sock_sendmsg(p->sock, &msg);
 	page_frag_free(hdr);	/* an skb that took it holds its own */
 	if (ret == -EAGAIN)
-		return ret;	/* socket buffer full: retry this packet later */
+		return ret;
 	/*
 	 * An ICMP error failed it: one queued after the drain, or one whose
 	 * sk_err was set after the drain took its queue entry (or without
@@ -382,10 +366,7 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 	return 0;
 }
 
-/*
- * Whether a looping push may start over: only while its movie is still in
- * the catalog, so that a deleted movie is not held forever.
- */
+/* A looping push starts over only while its movie is listed, not deleted. */
 static bool push_may_loop(struct kvod_push *p)
 {
 	struct kvod_movie *m;
@@ -424,7 +405,6 @@ static size_t push_live_next_len(struct kvod_push *p, ktime_t now)
 			return 0;
 		p->offset = 0;
 		if (p->live.stalled) {
-			/* As at the start. */
 			push_restart(p, now);
 			p->live.stalled = false;
 		}
@@ -488,10 +468,7 @@ static void push_free(struct kvod_push *p)
 	kfree(p);
 }
 
-/*
- * The push ended by itself: free it unless a stopper owns it already
- * (DOC: Push lifetimes and locking).
- */
+/* The push ended by itself: free it unless a stopper owns it already. */
 static void push_finish(struct kvod_push *p)
 {
 	unsigned int delay = READ_ONCE(kvod_debug_push_release_delay_ms);
@@ -537,10 +514,8 @@ static void push_work(struct work_struct *w)
 	s64 wait;
 
 	/*
-	 * Packet k is never due later than a window and an interval ahead
-	 * (it was not due within the window at the last run), unless the
-	 * clock went back: CLOCK_TAI steps with the wall clock. Start the
-	 * schedule over from now rather than stop for as long as the step.
+	 * Packet k was not due within the window at the last run, so it is due
+	 * within a window and an interval unless the clock stepped back.
 	 */
 	if (ktime_after(push_due(p),
 			ktime_add_ns(now, p->window + p->interval)))
@@ -567,7 +542,6 @@ static void push_work(struct work_struct *w)
 		p->pos += len;
 		p->k++;
 		if (++batch == PUSH_BATCH_MAX) {
-			/* Enough for one run: let other work in, go on at once. */
 			queue_delayed_work(kvod_push_wq, &p->work, 0);
 			return;
 		}
@@ -585,7 +559,6 @@ full:
 	queue_delayed_work(kvod_push_wq, &p->work, 1);
 }
 
-/* A push's destination: as kvod_sockaddr_to_kernel(), but no wildcard. */
 static int push_sockaddr(const struct kvod_sockaddr *ua,
 			 struct sockaddr_storage *ss, int *len)
 {
@@ -917,10 +890,6 @@ int kvod_push_init(void)
 	return ret;
 }
 
-/*
- * Module exit (DOC: Push lifetimes and locking). After it no push holds a
- * movie.
- */
 void kvod_push_exit(void)
 {
 	unregister_pernet_subsys(&push_net_ops);

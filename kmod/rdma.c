@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * RDMA READ server: listeners, rdma_cm events and RDMA devices. The rules
- * are the DOC: blocks below, which Documentation/rdma.rst includes.
- */
+/* RDMA READ server: listeners, rdma_cm events and RDMA devices. */
 
 /**
  * DOC: RDMA listeners and devices
@@ -86,7 +83,6 @@ MODULE_PARM_DESC(rdma_max_conns_per_addr,
 		 "RDMA connections per client address and listener, 0 for no limit; more are rejected (default 64)");
 
 struct workqueue_struct *kvod_rdma_wq;		/* releases, rebinds */
-/* Connection setups (DOC: RDMA connection setup). */
 static struct workqueue_struct *kvod_rdma_setup_wq;
 #define KVOD_RDMA_SETUPS	4
 
@@ -331,7 +327,6 @@ static int listener_event(struct kvod_rdma_listener *rl, struct rdma_cm_id *id,
 {
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		/* @id is the request's child id, still with our context. */
 		return on_connect_request(rl, id, ev);
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		return listener_device_removal(rl, id);
@@ -418,7 +413,6 @@ static void listener_retry_work(struct work_struct *work)
 	mutex_unlock(&rl->id_lock);
 }
 
-/* A specific-address listener bound to @dev lets go of it and waits. */
 static void listener_unbind_dev(struct kvod_rdma_listener *rl,
 				struct ib_device *dev)
 {
@@ -506,13 +500,9 @@ static bool close_conns(struct kvod_rdma_listener *rl, struct ib_device *dev)
 }
 
 /*
- * Teardown order: no more binding, the listening id destroyed (no new
- * connect request), every connection closed; then wait for the last
- * release to complete rl->drained, and only then off the device list
- * (remove() must see connections still being released). Whether there
- * is a release to wait for is decided where stopping is set: from then
- * on nothing is admitted, so the count only falls, and the release that
- * takes it to zero is the one that completes.
+ * Whether there is a release to wait for is decided where stopping is set:
+ * from then on nothing is admitted, so the count only falls, and the
+ * release that takes it to zero is the one that completes rl->drained.
  */
 static void kvod_rdma_stop(struct kvod_listener *l)
 {
@@ -535,7 +525,7 @@ static void kvod_rdma_stop(struct kvod_listener *l)
 	if (busy)
 		wait_for_completion(&rl->drained);
 
-	/* Off the device list once drained; add() may have queued a retry. */
+	/* remove() must find us until drained; add() may have queued a retry. */
 	mutex_lock(&kvod_rdma_lock);
 	list_del(&rl->node);
 	mutex_unlock(&kvod_rdma_lock);

@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * kvod RDMA server internals, shared by rdma.c (listeners, rdma_cm events,
- * devices) and rdma_conn.c (one connection's resources). The rules are
- * the DOC: blocks below; Documentation/rdma.rst and kvod.rst include them.
- */
+/* The RDMA server's internals, shared by rdma*.c. */
 
 /**
  * DOC: RDMA cm_id contexts

@@ -1,13 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * One RDMA connection: a protection domain of its own, the movie's memory
- * registered in it for remote READ, a segment table describing that
- * registration, and the single READY message. The movie is covered by one
- * fast-registration MR per segment of its map on the device (rdma_map.c),
- * at the iova the map says; the connection keeps their pointers (@mrs).
- * The rules are the DOC: blocks below, which Documentation/rdma.rst
- * includes.
- */
+/* One RDMA connection: its PD, MRs, segment table, QP and READY. */
 
 /**
  * DOC: RDMA protection
@@ -64,11 +56,9 @@
 static atomic64_t kvod_rdma_conn_bytes = ATOMIC64_INIT(0);
 
 /*
- * Register the DMA-mapped @sgl (@mapped entries, @length bytes) in a fresh
- * MR of the connection's PD with @psize pages, at iova @iova. The first
- * byte is at the start of an MR page, so @iova must be a multiple of
- * @psize: the device finds a byte's page from its iova's high bits and the
- * offset in that page from the low ones.
+ * The first byte is at the start of an MR page, so @iova must be a
+ * multiple of @psize: the device finds a byte's page from its iova's high
+ * bits and the offset in that page from the low ones.
  */
 static int mr_register(struct kvod_rdma_conn *conn, struct scatterlist *sgl,
 		       int mapped, u64 length, u32 psize, u64 iova,
@@ -253,7 +243,6 @@ static int conn_ready_gate(struct kvod_rdma_conn *conn)
 	return 0;
 }
 
-/* A START arrived (DOC: RDMA START over iWARP). */
 static void conn_start_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kvod_rdma_conn *conn = cq->cq_context;
@@ -485,7 +474,6 @@ static void conn_answer(struct kvod_rdma_conn *conn, int err)
 		kvod_rdma_keepalive_await_start(conn);
 }
 
-/* Set up outside the event handler (DOC: RDMA connection setup). */
 static void conn_setup_work(struct work_struct *work)
 {
 	struct kvod_rdma_conn *conn =
@@ -503,16 +491,15 @@ static void conn_setup_work(struct work_struct *work)
 	rdma_unlock_handler(conn->id);
 }
 
+/* In the order of DOC: RDMA lifetimes and locking. */
 static void conn_release_work(struct work_struct *work)
 {
 	struct kvod_rdma_conn *conn =
 		container_of(work, struct kvod_rdma_conn, release_work);
 
 	cancel_work_sync(&conn->setup_work);
-	/* No note is posted from here on, so none after the drain. */
 	kvod_rdma_note_stop(conn);
 	if (!test_and_set_bit(KVOD_RDMA_CONN_ANSWERED, &conn->flags)) {
-		/* Closed before setup answered (DOC: RDMA connection setup). */
 		rdma_lock_handler(conn->id);
 		kvod_rdma_reject(conn->rl, conn->id, KVOD_RDMA_BUSY);
 		rdma_unlock_handler(conn->id);
@@ -521,10 +508,8 @@ static void conn_release_work(struct work_struct *work)
 		rdma_disconnect(conn->id);
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
-	/* After this no event can reach @conn; the QP goes after its id. */
 	rdma_destroy_id(conn->id);
 	kvod_rdma_keepalive_stop(conn);
-	/* Deregistering the MRs kills the client's rkeys (DOC: RDMA protection). */
 	conn_free_resources(conn);
 	if (test_bit(KVOD_RDMA_CONN_ACCEPTED, &conn->flags))
 		kvod_lc_dec(conn->rl->l, KVOD_LC_ACTIVE);

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Keep-alive: finding clients that vanished. The rules are the DOC: blocks
- * below, which Documentation/rdma.rst includes.
- */
+/* Keep-alive: finding RDMA clients that vanished. */
 
 /**
  * DOC: RDMA keep-alive
@@ -122,11 +119,6 @@ static void keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 	keepalive_lost(conn, ib_wc_status_msg(wc->status));
 }
 
-/*
- * The keep-alive is still outstanding on a connection with notes: behind
- * notes the client has no receives for (DOC: RDMA keep-alive), for how
- * long?
- */
 static bool notes_stalled(struct kvod_rdma_conn *conn)
 {
 	unsigned int secs = READ_ONCE(rdma_notes_stall);

@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * A movie's memory DMA-mapped for one RDMA device, shared by every
- * connection to the movie on that device. The rules are the DOC: blocks
- * below; Documentation/rdma.rst, kvod.rst and live.rst include them.
- */
+/* A movie DMA-mapped for one RDMA device, shared by its connections there. */
 
 /**
  * DOC: RDMA shared maps

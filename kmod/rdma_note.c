@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Notes: one small SEND per completed chunk of a live channel, to each
- * RDMA connection that asked for them (KVOD_RDMA_REQ_NOTIFY); the client
- * then READs the chunk (<linux/kvod_rdma.h>). The rules are the DOC: block
- * below, which Documentation/live.rst includes.
- */
+/* Notes: a SEND per completed chunk of a live channel, to clients that ask. */
 
 /**
  * DOC: RDMA notes

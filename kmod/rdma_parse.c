@@ -1,15 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The private data of an RDMA connect request (<linux/kvod_rdma.h>): the
- * first bytes a client sends, parsed in the rdma_cm event handler before
- * anything is looked up or allocated. Versioned data is checked in order
- * (magic, version, then the reserved bytes and flags, then the name), so
- * that a client of another version gets KVOD_RDMA_BAD_VERSION and not a
- * complaint about a field it lays out differently.
- *
- * Pure: no allocation, no locks, nothing of the module but the name rule,
- * so that userspace builds this file too (tools/lib/kshim.h) and
- * selftests/fuzz runs it under AddressSanitizer.
+ * The private data of an RDMA connect request (<linux/kvod_rdma.h>). The
+ * version is checked before the fields it lays out, so that a client of
+ * another version gets KVOD_RDMA_BAD_VERSION.
  */
 #include <linux/string.h>
 #include <asm/byteorder.h>

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The RDMA connect request parser's interface (rdma_parse.c). As with
- * http_parse.h, it needs nothing of the module but kvod_name_valid()
- * (name.h), so that userspace builds the same parser against
- * tools/lib/kshim.h: selftests/fuzz feeds it what a client may send.
+ * The RDMA connect request parser (rdma_parse.c). selftests/fuzz builds it
+ * too, with tools/lib/kshim.h: it may use nothing of the module but name.h.
  */
 #ifndef _KVOD_RDMA_PARSE_H
 #define _KVOD_RDMA_PARSE_H

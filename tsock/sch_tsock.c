@@ -218,7 +218,6 @@ static bool flow_before(struct rb_node *a, const struct rb_node *b)
 	       flow_head(rb_entry(b, struct tsock_flow, by_time))->tstamp;
 }
 
-/* Put a non-empty flow into the schedule at the time of its first packet. */
 static void schedule_flow(struct tsock_sched_data *q, struct tsock_flow *f)
 {
 	rb_add_cached(&f->by_time, &q->schedule, flow_before);
@@ -247,7 +246,6 @@ static void flow_add(struct tsock_sched_data *q, struct tsock_flow *f,
 	schedule_flow(q, f);
 }
 
-/* Take @f's first packet; reschedule or free @f. */
 static struct sk_buff *flow_pop(struct Qdisc *sch, struct tsock_flow *f)
 {
 	struct tsock_sched_data *q = qdisc_priv(sch);
@@ -394,7 +392,6 @@ static void account_release(struct tsock_sched_data *q, s64 late)
 		q->st.lateness_max = late;
 }
 
-/* Is @skb, due by now, to be dropped as late? */
 static bool late_drop(const struct tsock_sched_data *q,
 		      const struct sk_buff *skb, ktime_t now)
 {
