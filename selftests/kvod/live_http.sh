@@ -167,9 +167,12 @@ sleep 1
 pkill -KILL -f "kvodctl live feed tv"
 wait_test "$(time_limit 30)" = 0 movie_field tv writer
 check_eq "a killed writer lets go of the channel" 0 "$(movie_field tv writer)"
-feed tv 160 --start 100000
-wait_for "$(time_limit 30)" writer_attached tv
-check_eq "the next writer attaches" 1 "$(movie_field tv writer)"
+# The writer pauses halfway, so that it is still attached when looked at:
+# unpaced, its 160 packets can be written and the channel let go before
+# the first look.
+feed tv 160 --start 100000 --pause-at 80 --pause "$(time_limit 5)"
+check_ok "the next writer attaches" \
+	wait_for "$(time_limit 30)" writer_attached tv
 wait "$reader"
 e=$(cat "$TMP/e")
 ktap_print_msg "across writers: $e"
