@@ -172,8 +172,6 @@ static struct kvod_movie *catalog_unlink(struct kvod_movie *movie)
  * kvod_catalog_del() - remove a movie's name from the catalog
  * @name: movie name (validated here)
  *
- * Readers holding references keep the memory until they let go.
- *
  * Return: 0, -EINVAL or -ENOENT.
  */
 int kvod_catalog_del(const char *name)
@@ -203,7 +201,7 @@ int kvod_catalog_del(const char *name)
  * kvod_movie_get() - look a movie up by name for a reader
  * @name: NUL-terminated name
  *
- * Safe from any context that may use RCU; takes no lock.
+ * Context: any that may use RCU; takes no lock.
  *
  * Return: the movie with a new reference, or NULL.
  */
@@ -220,11 +218,8 @@ struct kvod_movie *kvod_movie_get(const char *name)
 }
 
 /**
- * kvod_movie_open() - attach a reader to a movie
+ * kvod_movie_open() - attach a reader to a movie (DOC: Movie lifetimes)
  * @name: NUL-terminated name
- *
- * Like kvod_movie_get(), and counts the reader in the movie's
- * active_clients until kvod_movie_close().
  *
  * Return: the movie, or NULL.
  */
@@ -241,7 +236,7 @@ struct kvod_movie *kvod_movie_open(const char *name)
  * kvod_movie_close() - detach a reader from its movie
  * @movie: from kvod_movie_open(), or NULL
  *
- * May free the movie: see kvod_movie_put() for the context it needs.
+ * Context: as kvod_movie_put().
  */
 void kvod_movie_close(struct kvod_movie *movie)
 {
@@ -332,10 +327,6 @@ int kvod_catalog_list(struct kvod_movie_info **infos, u32 *nr)
  */
 void kvod_catalog_stats(struct kvod_stats *st)
 {
-	/*
-	 * Not alive - listed: a movie still loading (ADD reads the file
-	 * before it lists it) is neither listed nor a zombie.
-	 */
 	mutex_lock(&kvod_catalog_lock);
 	st->movies = kvod_nr_movies;
 	mutex_unlock(&kvod_catalog_lock);
@@ -349,11 +340,7 @@ int kvod_catalog_init(void)
 	return 0;
 }
 
-/*
- * Module exit: every reader is gone by now (the device is unregistered and
- * the serving paths are torn down first), so dropping the catalog's
- * references frees everything; a WARN here is a leak.
- */
+/* No reader is left (DOC: Module load and exit): a WARN here is a leak. */
 void kvod_catalog_exit(void)
 {
 	struct kvod_movie *movie;

@@ -255,9 +255,8 @@ static bool sock_delivered(const struct sock *sk)
 }
 
 /*
- * Room in the send buffer, or, while draining, every byte acknowledged.
- * TCP calls this on acknowledgements while SOCK_NOSPACE is set; we leave
- * it set until we act.
+ * Room in the send buffer, or, while draining, every byte acknowledged
+ * (DOC: HTTP delivery). SOCK_NOSPACE stays set until we act.
  */
 static void conn_write_space(struct sock *sk)
 {
@@ -663,11 +662,7 @@ static int conn_admit(struct http_server *srv, struct http_conn *conn)
 	return ret;
 }
 
-/*
- * Give an accepted socket back a plain TCP socket's sk_user_data and
- * sk_data_ready (DOC: HTTP connection work). Its other callbacks were
- * never changed.
- */
+/* Undo what the clone inherited (DOC: HTTP connection work). */
 static void child_sock_reset(struct http_server *srv, struct socket *sock)
 {
 	struct sock *sk = sock->sk;
@@ -679,9 +674,8 @@ static void child_sock_reset(struct http_server *srv, struct socket *sock)
 }
 
 /*
- * Runs in the accept work, which http_stop() cancels before it aborts
- * connections: nothing else can queue this connection's work before
- * kvod_http_conn_queue() below.
+ * In the accept work, which http_stop() cancels before aborting: nothing
+ * else can queue this connection's work before kvod_http_conn_queue().
  */
 static void conn_start(struct http_server *srv, struct socket *sock)
 {
@@ -910,7 +904,6 @@ void kvod_http_init(void)
 	kvod_proto_register(&http_ops);
 }
 
-/* After every listener is stopped. */
 void kvod_http_exit(void)
 {
 	kvod_proto_unregister(&http_ops);

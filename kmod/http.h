@@ -43,8 +43,7 @@ struct http_server;
 
 /**
  * struct http_live_tx - the body of a response from a live channel
- * @watch: watches the channel while the response has a body: a
- *	completed chunk, or the channel's end, queues the connection's work
+ * @watch: on the channel while the response has a body
  * @page: the chunk being sent, held (kvod_live_take()); NULL between chunks
  * @seq: that chunk, or the next one wanted
  * @len: its bytes
@@ -53,16 +52,12 @@ struct http_server;
  *	ends the previous chunk, the size line; or the last chunk
  * @frame_len: bytes in @frame
  * @frame_sent: bytes of @frame TCP took so far
- * @chunked: Transfer-Encoding: chunked (HTTP/1.1); else the body ends
- *	when the connection closes (HTTP/1.0)
+ * @chunked: Transfer-Encoding: chunked (HTTP/1.1), not close-delimited
  * @started: a chunk went out, so the next size line needs a CRLF first
  * @ending: @frame holds the last chunk: the body is done once it is sent
- * @waiting: the last attempt found TCP had everything and no chunk was
- *	ready: the send timeout waits for the writer, it does not expire
- *	while the client acknowledges what TCP holds
- * @ends: TCP's sequence number just past each chunk handed to it and
- *	maybe not yet acknowledged, oldest first, from @ends[@first % N];
- *	HTTP_LIVE_QUEUED of them
+ * @waiting: the last attempt found no chunk ready (DOC: HTTP send progress)
+ * @ends: TCP's sequence number past each chunk maybe not yet acknowledged,
+ *	oldest at @ends[@first % N] (DOC: HTTP live queue bound)
  * @first: index of the oldest
  * @queued: entries of @ends in use
  */
@@ -111,28 +106,25 @@ struct http_tx {
 
 /**
  * struct http_conn - one accepted TCP connection
- * @ref: one reference for the connection's life (dropped by conn_close())
- *	and one per queued run of @work
- * @srv: the listener's HTTP state; outlives every connection
- * @sock: the socket; released by conn_close() from @work
+ * @ref: see DOC: HTTP connection lifetimes
+ * @srv: the listener's HTTP state
+ * @sock: the socket; NULL once released
  * @node: on srv->conns, under srv->lock
- * @peer: the client's address; in srv->peers[], under srv->lock, while it
- *	counts against the per-address limit
- * @work: runs the state machine; never concurrently with itself
- * @timer: the deadline of @phase; only queues @work
+ * @peer: the client's address; in srv->peers[] while it counts, under srv->lock
+ * @work: runs the state machine (DOC: HTTP connection work)
+ * @timer: the deadline of @phase
  * @deadline: jiffies at which @phase expires
  * @acked: the socket's snd_una when the phase's deadline was armed
  * @need: HTTP_DRAIN: bytes the client must acknowledge per send timeout
  * @flags: HTTP_CONN_*
- * @state: enum http_state; only @work touches it
- * @phase: enum http_phase; only @work touches it
+ * @state: enum http_state
+ * @phase: enum http_phase
  * @served: responses queued in full on this connection
  * @rx_parse: @rx may hold a whole head (or a fatal byte): parse it
  * @rx_len: bytes in @rx
  * @tx: the response in flight (state HTTP_SEND)
- * @data_ready: the socket's own callback (a plain TCP socket's),
- *	recorded when it is accepted and put back under sk_callback_lock
- *	before it is released
+ * @data_ready: the socket's own callback (a plain TCP socket's), restored
+ *	by conn_close()
  * @write_space: likewise
  * @state_change: likewise
  * @rx: HTTP_HDR_MAX bytes for received, not yet parsed bytes; pipelined

@@ -9,11 +9,10 @@
  * it holds the chunk's page (kvod_live_take()), sends the chunked coding's
  * size line, a few bytes that TCP copies, then hands the chunk to TCP
  * with ``MSG_SPLICE_PAGES`` as http_send.c does for movies. It lets go of
- * the page once TCP took all of it: TCP's own page references keep the
- * bytes until they are acknowledged, and the writer never writes into a
- * page anybody holds. A response that fell a whole ring behind is moved
- * ahead by kvod_live_take(), between chunks ("Overwrite without
- * tearing"), so a client gets whole chunks, each as written.
+ * the page once TCP took all of it, as TCP's own page references keep it
+ * from the writer ("Overwrite without tearing"); a response that fell a
+ * ring behind skips ahead between chunks, so a client gets whole chunks,
+ * each as written.
  *
  * From kvod_http_live_begin() to kvod_http_live_done() (the end of the
  * response, or of its connection) the response watches the channel
@@ -29,19 +28,14 @@
  * DOC: HTTP live queue bound
  *
  * A response keeps at most ``HTTP_LIVE_QUEUED`` chunks in TCP's queue, as
- * each of them pins its whole slot page, however few bytes it has
- * ("Overwrite without tearing"): with small chunks, a socket charged for a
- * few kilobytes could pin megabytes nobody counts. It records TCP's
- * sequence number past each chunk it hands over (``ends``), forgets those
- * the client acknowledged, and with ``HTTP_LIVE_QUEUED`` left it waits, as
- * on a full socket, for the client to acknowledge the oldest.
- *
- * The send timeout applies to that wait as to a full socket's, and to a
- * wait for the writer while the client acknowledges nothing of what TCP
- * holds ("HTTP send progress"), so a client that stops reading is cut off
- * with its pins, whether the channel goes on or stays idle. A response
- * pins at most ``HTTP_LIVE_QUEUED`` + 1 chunk pages, besides what TCP's
- * send buffer limits anyway.
+ * each of them pins its whole slot page, uncounted ("Overwrite without
+ * tearing"). It records TCP's sequence number past each chunk it hands
+ * over (``ends``), forgets those the client acknowledged, and with
+ * ``HTTP_LIVE_QUEUED`` left it waits, as on a full socket, for the client
+ * to acknowledge the oldest. The send timeout applies to that wait as to a
+ * full socket's, and to a wait for the writer ("HTTP send progress"). A
+ * response pins at most ``HTTP_LIVE_QUEUED`` + 1 chunk pages, besides what
+ * TCP's send buffer limits anyway.
  */
 #include <linux/bvec.h>
 #include <linux/kernel.h>
@@ -112,10 +106,9 @@ static bool queue_room(struct http_live_tx *lt, const struct sock *sk)
 }
 
 /*
- * As many chunks in TCP's queue as a response may have: wait for the
- * client to acknowledge one, woken as on a full socket (SOCK_NOSPACE:
- * TCP calls the write space callback on acknowledgements). Set before the
- * last look, so that an acknowledgment in between is not missed.
+ * Wait as on a full socket (DOC: HTTP live queue bound). SOCK_NOSPACE is
+ * set before the last look, so that an acknowledgment in between is not
+ * missed.
  */
 static bool queue_full(struct http_conn *conn)
 {

@@ -74,15 +74,11 @@ struct kvod_chunk {
  * @chunks: the memory, in movie order; immutable after ADD
  * @active_clients: readers currently attached
  * @bytes_served: bytes handed to clients
- * @unlisted: taken out of the catalog (DEL, exit): a zombie until the
- *	last put. Set once under the catalog mutex, before the catalog's
- *	reference is put; read by that last put.
- * @live: a live channel's ring (live.c), NULL for a movie; immutable. A
- *	channel's @chunks and @length, if it has any, are its RDMA mirror
- *	(KVOD_LIVE_RDMA), which rdma_conn.c registers like a movie.
- * @release: frees what the movie's creator attached to it (a live
- *	channel's ring), NULL if nothing; called by the last put, before
- *	@chunks are freed. Set once, before the movie is published.
+ * @unlisted: a zombie; set under the catalog mutex before the catalog's
+ *	put, read by the last put
+ * @live: a live channel's ring (live.c), NULL for a movie; immutable
+ * @release: NULL, or frees what the creator attached (a live channel's
+ *	ring) at the last put, before @chunks; set before publication
  */
 struct kvod_movie {
 	struct kref ref;
@@ -109,8 +105,7 @@ struct kvod_listener;
  * @name: for logs and kvodctl
  * @start: open the listening endpoint for @l (l->net, l->addr); store
  *	protocol state in l->priv. Called under the listen lock; may sleep.
- * @stop: close the endpoint and every connection accepted through it,
- *	and wait for them; afterwards nothing may touch @l. May sleep.
+ * @stop: undo @start (DOC: Listener lifetimes). May sleep.
  */
 struct kvod_proto_ops {
 	u32 proto;
@@ -139,11 +134,7 @@ struct kvod_listener {
 	void *priv;
 };
 
-/*
- * struct kvod_peer - a connection's client address, counted against a
- * listener's per-address limit: @node is in the listener's table of
- * BIT(KVOD_PEER_BITS) buckets while it counts, under the listener's lock.
- */
+/* A connection's client address, counted by kvod_peer_add(). */
 #define KVOD_PEER_BITS	6
 struct kvod_peer {
 	struct hlist_node node;
@@ -195,7 +186,6 @@ unsigned int kvod_movie_zombies(void);
 
 /**
  * struct kvod_live_event - what a channel's watchers are told of
- *	(kvod_live_watch())
  * @seq: the chunk completed; KVOD_LIVE_SEQ_NONE when @ended
  * @index: its slot
  * @len: its bytes

@@ -14,9 +14,8 @@
  *
  * A listener does not hold a reference on its namespace, as kernel
  * sockets do not: ``pre_exit`` stops it while the namespace is still
- * intact. An HTTP connection's orphan does hold it (http.c), so a
- * namespace with one is dismantled, and its listeners stopped, only once
- * TCP has ended it.
+ * intact. An HTTP connection's orphan does hold it ("HTTP connection
+ * lifetimes"), which delays ``pre_exit`` until TCP has ended the orphan.
  *
  * Counters are atomics the protocols bump from their data paths.
  * LISTENER_LIST reads them under ``kvod_listen_lock``, which only keeps
@@ -77,8 +76,8 @@ static u32 peer_hash(const struct sockaddr_storage *ss)
  * @peer: the connection's address, filled in; its node not in a table
  * @max: connections allowed per address, 0 for no limit
  *
- * Under the listener's lock, which also guards the hlist_del_init() of
- * @peer->node when the connection goes.
+ * Context: under the listener's lock, which also guards the
+ * hlist_del_init() of @peer->node when the connection goes.
  *
  * Return: true if @peer fits and is now in @peers.
  */
@@ -104,10 +103,8 @@ bool kvod_peer_add(struct hlist_head *peers, struct kvod_peer *peer,
  * kvod_proto_register() - offer a protocol to LISTEN
  * @ops: the protocol's half of a listener, for KVOD_PROTO_* @ops->proto
  *
- * Protocols register at module load, before the control device exists,
- * and unregister at exit, after it is gone and every listener has been
- * stopped (main.c): no LISTEN runs beside either, so the table needs no
- * lock.
+ * No LISTEN runs beside registering or unregistering, so the table needs
+ * no lock (DOC: Module load and exit).
  */
 void kvod_proto_register(const struct kvod_proto_ops *ops)
 {

@@ -116,8 +116,7 @@
 
 /**
  * struct kvod_live_slot - one chunk of the ring
- * @page: head of a compound page; replaced by the writer when somebody
- *	else still holds it
+ * @page: head of a compound page (DOC: Overwrite without tearing)
  * @seq: the chunk it holds, or KVOD_LIVE_SEQ_NONE while empty or written
  * @len: bytes of that chunk
  */
@@ -148,8 +147,7 @@ struct kvod_live_slot {
  * @written: bytes written, for kvodctl list
  * @overruns: chunks readers skipped
  * @swaps: slot pages replaced because somebody still held them
- * @head: the RDMA mirror's head, followed by its slot entries; NULL
- *	without KVOD_LIVE_RDMA; written under @plock only
+ * @head: the RDMA mirror's head and slot entries; NULL without the mirror
  * @mirror: the mirror's slots (the movie's chunks after the head's)
  * @slots: the ring
  */
@@ -448,11 +446,7 @@ err_put:
  */
 void kvod_live_end(struct kvod_live *ch)
 {
-	/*
-	 * After any chunk being published, none after this: see @plock.
-	 * DEL waits for a chunk's copy at most, never for the writer's
-	 * memory (it gets EPIPE when it goes on).
-	 */
+	/* @plock, not @wlock: DEL never waits for the writer's memory. */
 	mutex_lock(&ch->plock);
 	spin_lock(&ch->lock);
 	WRITE_ONCE(ch->ended, true);	/* read locklessly by the writer */
@@ -535,7 +529,6 @@ static ssize_t live_write(struct kvod_live *ch, struct iov_iter *from)
 			if (ret)
 				break;
 		}
-		/* Only the writer changes a claimed slot's page. */
 		slot = live_slot(ch, ch->next_seq);
 		n = min_t(size_t, ch->chunk_size - ch->fill,
 			  iov_iter_count(from));
@@ -691,13 +684,12 @@ u64 kvod_live_newest(struct kvod_live *ch)
 /**
  * kvod_live_take() - hold the next chunk for a reader
  * @ch: the ring
- * @seq: in: the chunk wanted; out: the chunk taken, later than the one
- *	wanted if the ring overwrote that one (the newest complete chunk;
- *	the chunks skipped count as overruns)
+ * @seq: in: the chunk wanted; out: the chunk taken, a later one if the
+ *	ring overwrote that one (DOC: Overwrite without tearing)
  * @page: out: the chunk's page, with a reference the caller must put
  * @len: out: the chunk's bytes, from the start of @page
  *
- * Process context (the callers are work items); takes @lock briefly.
+ * Context: process context; takes @lock briefly.
  *
  * Return: 0, -EAGAIN if chunk @seq is not complete yet, or -EPIPE once the
  * channel ended.
@@ -741,13 +733,10 @@ int kvod_live_take(struct kvod_live *ch, u64 *seq, struct page **page,
  *	away
  * @notify: what to call
  *
- * @notify runs from the channel's fan-out work (see the top of the file),
- * in process context, one watcher at a time, with the channel's
- * @watch_lock held: it must not wait for anything, as every other watcher
- * waits behind it, nor watch or unwatch. It is called for the chunks in
- * their order, and for the end after the last chunk. A watcher added
- * between a chunk's completion and the work's run is told of it too. The
- * event is valid only during the call.
+ * See DOC: Lifetimes and locking. @notify must not wait for anything, as
+ * every other watcher waits behind it, nor watch or unwatch. A watcher
+ * added between a chunk's completion and the fan-out's run is told of it
+ * too. The event is valid only during the call.
  */
 void kvod_live_watch(struct kvod_live *ch, struct kvod_live_watcher *w,
 		     kvod_live_notify_t notify)

@@ -12,9 +12,8 @@
  * which hold movies while they serve, and the control device last, so
  * that nothing can be configured before the rest exists.
  *
- * The pushes and the listeners each stop a dying namespace's own with a
- * pernet hook. ``pre_exit`` hooks run in reverse order of registration,
- * so a namespace's listeners stop before its pushes.
+ * ``pre_exit`` hooks run in reverse order of registration, so a dying
+ * namespace's listeners stop before its pushes.
  *
  * Exit is the reverse:
  *
@@ -22,8 +21,7 @@
  *    running, and no new listener or push can appear while they are torn
  *    down;
  * 2. the listeners' pernet hook is unregistered, which waits for a
- *    namespace's teardown in progress, and every listener is stopped,
- *    which ends every connection;
+ *    namespace's teardown in progress, and every listener is stopped;
  * 3. the pushes' hook is unregistered, every listed push is stopped, and
  *    the push workqueue is destroyed, which waits for pushes that were
  *    ending by themselves;

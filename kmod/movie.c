@@ -238,8 +238,8 @@ struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
  * @bitrate: nominal bits/s
  * @cap: resident-bytes cap to reserve against
  *
- * Reads the file once, from offset 0, into freshly allocated chunks. May
- * sleep for as long as the read takes; a fatal signal interrupts it.
+ * Context: may sleep for as long as the read takes (DOC: Movie memory); a
+ * fatal signal interrupts it.
  *
  * Return: a movie with one reference, or an ERR_PTR; on error nothing
  * stays allocated or reserved.
@@ -292,12 +292,10 @@ static void movie_release(struct kref *ref)
  * kvod_movie_put() - drop a reference to a movie
  * @movie: the movie, or NULL
  *
- * The last reference frees the movie's memory at once, yielding the CPU
- * between chunks, and the struct after an RCU grace period. Process
- * context only, no spinlock or RCU read lock held: every caller is an
- * ioctl, a work item, an rdma_cm handler or the release of a live
- * channel's feed file. might_sleep() makes the debug
- * kernel catch a caller that is not, even when it is not the last one.
+ * See DOC: Movie lifetimes.
+ *
+ * Context: process context, no spinlock or RCU read lock held, as the last
+ * put yields between chunks; might_sleep() checks every caller.
  */
 void kvod_movie_put(struct kvod_movie *movie)
 {

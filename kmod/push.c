@@ -42,12 +42,11 @@
  * No movie byte is copied. kvod writes each packet's RTP header into a
  * fragment of its own page (the push's ``page_frag_cache``, 12 bytes a
  * packet) and hands UDP the header and the payload as one
- * ``MSG_SPLICE_PAGES`` send with its ``SCM_TXTIME``. UDP appends page
- * fragments that point into the header page and the movie's chunks, each
- * holding a page reference, so a packet waiting in the qdisc keeps its
- * pages after the push is stopped and the movie deleted. The checksum is
- * left to the device where it can (``CHECKSUM_PARTIAL``). On a device
- * without scatter-gather UDP copies instead (ip_append_data()).
+ * ``MSG_SPLICE_PAGES`` send with its ``SCM_TXTIME``. UDP takes a page
+ * reference for each fragment ("Movie memory"), so a packet waiting in the
+ * qdisc outlives the push and the movie. The checksum is left to the
+ * device where it can (``CHECKSUM_PARTIAL``). On a device without
+ * scatter-gather UDP copies instead (ip_append_data()).
  */
 
 /**
@@ -55,18 +54,15 @@
  *
  * A push of a live channel sends the ring's chunks as they complete,
  * starting at the newest complete one. It holds one chunk at a time
- * (kvod_live_take(): a page reference, so the writer swaps the page rather
- * than overwrite it), and an RTP packet carries up to 7 TS packets of that
- * chunk. It watches the channel (kvod_live_watch()) from PUSH_START until
- * teardown, and a completed chunk queues the work if it is idle. A push
- * that finds no chunk ready waits for one without a timer, and when chunks
- * come again its schedule starts over from then, so a pause of the writer
- * is not made up in a burst. A push slower than its writer is moved
- * ahead to the newest chunk by kvod_live_take() once the ring has
- * overwritten the next one, and the chunks skipped count as
- * ``live_overruns``. DEL of the channel ends the push. The watcher comes
- * off before the work item is cancelled, so nothing queues it again
- * afterwards.
+ * (kvod_live_take()), and an RTP packet carries up to 7 TS packets of that
+ * chunk; a push slower than its writer skips ahead as any reader does
+ * ("Overwrite without tearing"). It watches the channel (kvod_live_watch())
+ * from PUSH_START until teardown, and a completed chunk queues the work if
+ * it is idle. A push that finds no chunk ready waits for one without a
+ * timer, and when chunks come again its schedule starts over from then, so
+ * a pause of the writer is not made up in a burst. DEL of the channel ends
+ * the push. The watcher comes off before the work item is cancelled, so
+ * nothing queues it again afterwards.
  */
 
 /**
@@ -81,7 +77,6 @@
  * * Its own work item, at the end of the movie: it moves the push to
  *   ``kvod_push_ending``, releases its socket and movie, leaves that list,
  *   wakes ``kvod_push_ended`` and frees the push; it does not requeue.
- *   Module exit waits for such work by destroying ``kvod_push_wq``.
  * * PUSH_STOP, the namespace's ``pre_exit``, or module exit: they unlink
  *   it, then, without the mutex, cancel_delayed_work_sync() (which also
  *   stops a work item that requeues itself), then free it. A work item
@@ -148,8 +143,7 @@
 
 /**
  * struct kvod_push - one running push
- * @node: on kvod_pushes while alive, then on kvod_push_ending while it
- *	releases itself, under kvod_push_lock
+ * @node: on kvod_pushes, then maybe kvod_push_ending; under kvod_push_lock
  * @work: the sender (DOC: Push lifetimes and locking)
  * @id: userspace handle
  * @opts: KVOD_PUSH_*
@@ -168,7 +162,7 @@
  * @seq0: RTP sequence number of packet 0
  * @ts0: RTP timestamp of packet 0
  * @ssrc: RTP SSRC
- * @linked: on kvod_pushes; whoever clears it owns the teardown
+ * @linked: on kvod_pushes (DOC: Push lifetimes and locking)
  * @packets: RTP packets sent (the counters are for PUSH_LIST)
  * @bytes: movie bytes sent
  * @loops: restarts at the movie's beginning
@@ -176,8 +170,7 @@
  * @errors: packets the socket refused
  * @icmp_errors: ICMP errors taken off the socket's error queue
  * @retried: the packet @k failed for an ICMP error once already
- * @hdrs: page fragments for RTP headers; used by @work only, drained at
- *	release (packets in flight hold their own page references)
+ * @hdrs: page fragments for RTP headers (DOC: Push packets); @work's only
  * @live: a live channel's push (DOC: Live push); the rest only @work
  *	touches
  * @live.watch: watches the channel while @live.watching
@@ -421,7 +414,6 @@ static void push_live_notify(struct kvod_live_watcher *w,
 	queue_delayed_work(kvod_push_wq, &p->work, 0);
 }
 
-/* Stop watching; after this nothing queues the work but itself. */
 static void push_unwatch(struct kvod_push *p)
 {
 	if (p->live.watching)
@@ -857,11 +849,7 @@ static bool push_ending(struct net *net, unsigned long *gen)
 	return found;
 }
 
-/*
- * A namespace is going (DOC: Push lifetimes and locking). The hook exists
- * from kvod_push_init() to kvod_push_exit(), so the workqueue does too,
- * and module exit's own stop comes after its unregistration.
- */
+/* The workqueue outlives this hook (DOC: Push lifetimes and locking). */
 static void __net_exit push_net_pre_exit(struct net *net)
 {
 	unsigned long gen;

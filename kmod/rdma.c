@@ -86,11 +86,7 @@ struct workqueue_struct *kvod_rdma_wq;		/* releases, rebinds */
 static struct workqueue_struct *kvod_rdma_setup_wq;
 #define KVOD_RDMA_SETUPS	4
 
-/*
- * Every RDMA listener, for device add/remove; under kvod_rdma_lock. A
- * stopping listener stays here until its connections are released, so
- * that remove() finds and waits for them.
- */
+/* Every RDMA listener, for device add/remove; under kvod_rdma_lock. */
 static LIST_HEAD(kvod_rdma_listeners);
 static DEFINE_MUTEX(kvod_rdma_lock);
 static atomic_t kvod_rdma_devices = ATOMIC_INIT(0);
@@ -349,9 +345,7 @@ static int kvod_rdma_cm_handler(struct rdma_cm_id *id,
 
 /*
  * Create, bind and publish the listening id. Returns -ENODEV if the
- * address is local but no RDMA device serves it (yet). Under id_lock,
- * which no event handler takes, so destroying the id here cannot wait
- * for a handler that waits for us.
+ * address is local but no RDMA device serves it (yet).
  */
 static int listener_bind(struct kvod_rdma_listener *rl)
 {
@@ -384,8 +378,7 @@ static int listener_bind(struct kvod_rdma_listener *rl)
 	/*
 	 * Bound to a device whose remove() had already passed us by? Then
 	 * its DEVICE_REMOVAL may have come before the id was published and
-	 * been left to us (listener_device_removal()). Whichever of that
-	 * handler and this takes the id back owns its destruction.
+	 * been left to us (listener_device_removal()).
 	 */
 	smp_mb();	/* publish rl->id before reading the client data */
 	if (dev && !device_serving(dev)) {
@@ -565,12 +558,9 @@ static bool dev_has_conns(struct ib_device *dev)
 }
 
 /*
- * Device removal (DOC: RDMA listeners and devices). A connection admitted
- * on @dev is on its listener's list, and the listener on
- * kvod_rdma_listeners, until its release has freed all it had of @dev;
- * one whose admission raced with us took rl->lock after close_conns() did,
- * and found @dev no longer served. The handler takes no lock held here, so
- * waiting for releases cannot deadlock.
+ * Device removal (DOC: RDMA listeners and devices); races with admission
+ * and stop are settled in conn_admit() and kvod_rdma_stop(). The handler
+ * takes no lock held here, so waiting for releases cannot deadlock.
  */
 static void kvod_rdma_remove_one(struct ib_device *dev, void *client_data)
 {

@@ -24,12 +24,11 @@
  * A struct kvod_rdma_conn is created (small) and admitted in the
  * CONNECT_REQUEST handler, which links it on its listener and queues
  * setup_work. setup_work maps the movie, builds the QP and accepts or
- * rejects under the id's handler lock. A connection to a live channel
- * whose client asked for notes also watches the channel from setup until
- * release (rdma_note.c); from READY on, every connection sends a
- * keep-alive now and then (rdma_keepalive.c). A connection is released
- * exactly once, by release_work, which kvod_rdma_conn_close() queues on
- * disconnect, error, device removal, unlisten or exit. release_work:
+ * rejects under the id's handler lock. Notes and the keep-alive have
+ * rules of their own ("RDMA notes", "RDMA keep-alive lifetime and
+ * locking"). A connection is released exactly once, by release_work,
+ * which kvod_rdma_conn_close() queues on disconnect, error, device
+ * removal, unlisten or exit. release_work:
  *
  * 1. waits for setup_work;
  * 2. stops the notes (kvod_rdma_note_stop());
@@ -109,10 +108,7 @@ struct kvod_rdma_mseg {
 	u64 length;
 };
 
-/*
- * A movie DMA-mapped on one device, shared by the connections to it there
- * (rdma_map.c). Immutable but for @node and @ref.
- */
+/* A movie DMA-mapped on one device (DOC: RDMA shared maps). */
 struct kvod_rdma_map {
 	struct list_head node;		/* on the maps' list */
 	struct kref ref;		/* one per connection */
@@ -126,12 +122,9 @@ struct kvod_rdma_map {
 
 /*
  * The local ACK timeout of every connection's QP: 4.096 us << 19, about
- * 2.1 s, against rdma_cm's 0.5 s for RoCE. A peer that stopped answering
- * fails a posted SEND after the retries its connect request asked for
- * (its REQ's retry count sets ours), 15 s with the 6 kvod's clients ask
- * for; an emulated or busy host that stalls a second is not taken for
- * a dead one. (rxe, unlike the IB spec, takes a retry count of 7 as
- * "retry forever": a client that asks for 7 is never found dead there.)
+ * 2.1 s, against rdma_cm's 0.5 s for RoCE, so that an emulated or busy
+ * host that stalls a second is not taken for a dead one. The retries are
+ * the client's (DOC: RDMA keep-alive).
  */
 #define KVOD_RDMA_ACK_TIMEOUT	19
 
@@ -172,11 +165,7 @@ struct kvod_rdma_conn {
 	struct kvod_rdma_start *start;
 	u64 start_dma;
 	struct ib_cqe start_cqe[KVOD_RDMA_STARTS];
-	/*
-	 * READY is posted by whoever takes this to 0: the ESTABLISHED
-	 * handler once the REG_MRs are posted, and, over iWARP, the first
-	 * START's completion. 1 over IB and RoCE, 2 over iWARP.
-	 */
+	/* READY's conditions left (DOC: RDMA START over iWARP) */
 	atomic_t ready_gate;
 
 	/* a live channel's notes, if the client asked (rdma_note.c) */

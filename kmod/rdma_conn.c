@@ -8,8 +8,7 @@
  * rkey, and registers the movie and its segment table in MRs of its own,
  * for remote READ only. An rkey is therefore good only on the QP it was
  * handed to. Release deregisters every MR, which invalidates the client's
- * rkeys, before the connection is gone, whatever closed it: a disconnect,
- * an error, device removal, UNLISTEN or module unload.
+ * rkeys, whatever closed the connection ("RDMA lifetimes and locking").
  */
 
 /**
@@ -56,9 +55,8 @@
 static atomic64_t kvod_rdma_conn_bytes = ATOMIC64_INIT(0);
 
 /*
- * The first byte is at the start of an MR page, so @iova must be a
- * multiple of @psize: the device finds a byte's page from its iova's high
- * bits and the offset in that page from the low ones.
+ * @iova is a multiple of @psize (DOC: RDMA segments): the device finds a
+ * byte's page from its iova's high bits, its offset from the low ones.
  */
 static int mr_register(struct kvod_rdma_conn *conn, struct scatterlist *sgl,
 		       int mapped, u64 length, u32 psize, u64 iova,
@@ -222,9 +220,8 @@ static int conn_post_ready(struct kvod_rdma_conn *conn)
 }
 
 /*
- * One of the two conditions for READY is met; the second one posts it.
- * Runs in the ESTABLISHED handler and in the CQ's work, never twice past
- * the gate.
+ * One of READY's two conditions is met; the second one posts it. In the
+ * ESTABLISHED handler or the CQ's work, never twice past the gate.
  */
 static int conn_ready_gate(struct kvod_rdma_conn *conn)
 {
@@ -527,9 +524,8 @@ static void conn_release_work(struct work_struct *work)
  *	failure)
  * @notify: the client asked for notes and @movie is a live channel
  *
- * Called from the CONNECT_REQUEST handler: only allocates. The caller
- * admits the connection (links it, makes it @id's context, queues its
- * setup_work) or frees it with kvod_rdma_conn_free().
+ * Context: the CONNECT_REQUEST handler; only allocates. The caller admits
+ * the connection or frees it with kvod_rdma_conn_free().
  *
  * Return: the connection, or ERR_PTR(-ENOMEM).
  */
@@ -594,9 +590,7 @@ static void reg_wr_init(struct ib_reg_wr *wr, struct ib_mr *mr,
  * kvod_rdma_conn_established() - register the memory, then say READY
  * @conn: a connection whose QP is now connected
  *
- * Posts the REG_MRs, then READY on the same send queue (DOC: RDMA READY),
- * over iWARP once the client's START has also arrived, which may be before
- * or after this.
+ * See DOC: RDMA READY and DOC: RDMA START over iWARP.
  *
  * Return: 0 or a negative errno (the caller closes the connection).
  */
@@ -628,7 +622,7 @@ int kvod_rdma_conn_established(struct kvod_rdma_conn *conn)
  * kvod_rdma_conn_close() - start tearing a connection down
  * @conn: a linked connection
  *
- * Idempotent, any process or softirq context; the work does the rest.
+ * Context: any process or softirq context; idempotent.
  *
  * Return: true if this call started it, false if it was closing already.
  */

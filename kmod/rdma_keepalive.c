@@ -188,10 +188,6 @@ void kvod_rdma_keepalive_start(struct kvod_rdma_conn *conn)
 /**
  * kvod_rdma_keepalive_await_start() - accepted over iWARP: START is due
  * @conn: a connection just accepted, which the client must START
- *
- * The first tick (rdma_keepalive seconds, at least KVOD_START_WAIT_MIN;
- * none if the keep-alive is off) closes it if no START came by then;
- * after that the work goes on as a keep-alive.
  */
 void kvod_rdma_keepalive_await_start(struct kvod_rdma_conn *conn)
 {
@@ -200,8 +196,7 @@ void kvod_rdma_keepalive_await_start(struct kvod_rdma_conn *conn)
 
 /**
  * kvod_rdma_keepalive_stop() - no keep-alive from now on
- * @conn: a connection in release_work, its cm_id destroyed and its QP
- *	drained, so nothing arms the work again
+ * @conn: a connection in release_work, where nothing can arm the work
  */
 void kvod_rdma_keepalive_stop(struct kvod_rdma_conn *conn)
 {

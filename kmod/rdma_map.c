@@ -4,15 +4,14 @@
 /**
  * DOC: RDMA shared maps
  *
- * A connection registers the movie in MRs of its own PD (rdma_conn.c), so
- * that an rkey is good on its own QP only. What those MRs are built from
- * does not depend on the connection: the plan of segments (runs of
- * chunks, one MR each), each segment's scatterlist and its DMA mapping
- * depend on the movie, the device and ``rdma_huge_pages`` alone. Built per
- * connection they would grow with the title times the connections: half a
- * million scatterlist entries, about 16 MiB, for a 1 TiB title of 2 MiB
- * chunks. So a map is built once per movie, device and choice of MR page
- * size, when the first connection to the movie on the device sets up, and
+ * A connection registers the movie in MRs of its own ("RDMA protection"),
+ * but what they are built from, the plan of segments (runs of chunks, one
+ * MR each), each segment's scatterlist and its DMA mapping, depends on the
+ * movie, the device and ``rdma_huge_pages`` alone. Built per connection
+ * they would grow with the title times the connections: half a million
+ * scatterlist entries, about 16 MiB, for a 1 TiB title of 2 MiB chunks.
+ * So a map is built once per movie, device and choice of MR page size,
+ * when the first connection to the movie on the device sets up, and
  * shared; ib_map_mr_sg() only reads it. A connection keeps only its MRs
  * and its segment table.
  */
@@ -96,11 +95,7 @@ static bool chunk_is_huge(const struct kvod_chunk *c, u64 off)
 	return c->order == KVOD_CHUNK_MAX_ORDER && c->offset == off;
 }
 
-/*
- * Length of the segment starting at @off and the MR page size it needs:
- * a run of whole 2 MiB chunks, or a run of 4 KiB pages up to the next
- * 2 MiB chunk, each at most @max_pages pages.
- */
+/* Length and MR page size of the segment at @off (DOC: RDMA segments). */
 static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
 			u32 max_pages, u32 *psize)
 {
@@ -287,7 +282,7 @@ static struct kvod_rdma_map *map_find(struct kvod_movie *movie,
  * @movie: a movie the caller holds until after kvod_rdma_map_put()
  * @dev: the device
  *
- * Process context; may take long for a large movie the first time.
+ * Context: process context; may take long the first time, for a large movie.
  *
  * Return: the map, with a reference for the caller, or an ERR_PTR().
  */
@@ -339,7 +334,7 @@ static void map_release(struct kref *ref)
  * kvod_rdma_map_put() - drop a reference to a map
  * @map: the map, or NULL
  *
- * Process context. The caller's MRs built from it are deregistered.
+ * Context: process context, once the caller's MRs from @map are gone.
  */
 void kvod_rdma_map_put(struct kvod_rdma_map *map)
 {

@@ -19,11 +19,9 @@
  * counted: notes are best effort, and the client catches up from a later
  * note or the head. Either way the writer never waits for a client.
  *
- * The buffers are allocated and the watcher added by setup_work
- * (kvod_rdma_note_setup()). release_work takes the watcher off
- * (kvod_rdma_note_stop()) before it drains the QP, so no note is posted
- * after the drain, and frees the buffers with the rest of the connection
- * (kvod_rdma_note_free()).
+ * setup_work allocates the buffers and adds the watcher; release_work
+ * takes the watcher off before it drains the QP ("RDMA lifetimes and
+ * locking"), so no note is posted after the drain.
  *
  * The channel calls note_notify() under its watch lock, which serialises
  * the posters and guards @note_posted; @note_done is written by the CQ's
@@ -172,8 +170,6 @@ void kvod_rdma_note_start(struct kvod_rdma_conn *conn)
 /**
  * kvod_rdma_note_stop() - post no more notes
  * @conn: a connection in release_work, after setup_work is done
- *
- * When this returns no note is being posted and none will be.
  */
 void kvod_rdma_note_stop(struct kvod_rdma_conn *conn)
 {
