@@ -24,7 +24,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 31
+ktap_plan 36
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -116,5 +116,32 @@ check_ok "proc_where: the kernel stack, in nanosleep" \
 	grep -qE "\|  \[<[0-9a-f]+>\] [a-z_]*nanosleep" <<<"$where"
 check_eq "proc_where: an ended task is gone" "$napper: gone rc=0" \
 	"$(child "proc_where $napper")"
+
+# The read-backs parse kvodctl's output: a stand-in kvodctl prints what
+# the real one prints for two listeners, two pushes and a movie.
+FAKE=$(mktemp -d)
+trap 'rm -rf "$FAKE"' EXIT
+cat >"$FAKE/kvodctl" <<'END'
+#!/bin/sh
+case "$1 $2" in
+"list --json")
+	echo '{"movies":[{"name":"m","size":5}],"listeners":[{"proto":"http","address":"127.0.0.1:8080","netns":4026531840,"counters":{"accepted":3,"active":1,"refused":0,"bytes":99,"404":2}},{"proto":"rdma","address":"[::1]:7471","netns":4026531840,"counters":{"accepted":7,"active":0,"refused":1,"bytes":0,"404":0}}],"pushes":[{"id":1,"movie":"m"},{"id":2,"movie":"m"}]}' ;;
+"info m")
+	printf 'name: m\nsize: 5\nactive_clients: 4\nbytes_served: 10\n' ;;
+*)	exit 1 ;;
+esac
+END
+chmod +x "$FAKE/kvodctl"
+KVODCTL=$FAKE/kvodctl
+check_eq "listener_counter: a counter of the listener named" "1 2 1" \
+	"$(listener_counter http 127.0.0.1:8080 active) $(listener_counter http 127.0.0.1:8080 404) $(listener_counter rdma "[::1]:7471" refused)"
+check_eq "listener_counters: every counter, none of an unlisted listener" \
+	"accepted=7|active=0|refused=1|bytes=0|404=0|" \
+	"$(listener_counters rdma "[::1]:7471" | paste -sd'|')|$(listener_counters http 127.0.0.1:9)"
+check_eq "listeners: the endpoints of a protocol" "127.0.0.1:8080|[::1]:7471" \
+	"$(listeners http)|$(listeners rdma)"
+check_eq "movie_field and movie_clients; nothing for an unknown movie" \
+	"10 4 " "$(movie_field m bytes_served) $(movie_clients m) $(movie_field nosuch size)"
+check_eq "pushes: how many are listed" 2 "$(pushes)"
 
 ktap_finish
