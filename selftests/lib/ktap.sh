@@ -230,6 +230,18 @@ rounds() {
 	echo $((n > 0 ? n : 1))
 }
 
+# file_has FILE TEXT: FILE has a line holding TEXT (grep -qF without the
+# process, for polls).
+file_has() {
+	local line
+
+	[ -r "$1" ] || return 1
+	while IFS= read -r line; do
+		[[ $line != *"$2"* ]] || return 0
+	done <"$1"
+	return 1
+}
+
 # wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for() {
 	local deadline=$((SECONDS + $1))

@@ -109,21 +109,25 @@ stream() {
 	shift
 	# On a slow kernel (KVOD_TIMEOUT_SCALE) txsend takes seconds just to
 	# start: stretch the receiver's idle (-t) and total (-T) limits.
-	rxargs=$(awk -v s="${KVOD_TIMEOUT_SCALE:-1}" '{
-		for (i = 2; i <= NF; i++)
-			if ($(i - 1) == "-t" || $(i - 1) == "-T")
-				$i *= s
-		print }' <<<"$rxargs")
-	out=$(mktemp)
-	# shellcheck disable=SC2086 # word splitting of RXARGS is intended
-	rx "$TXRECV" -p "$PORT" $rxargs >"$out" &
+	local -a args lines
+	local a prev=
+
+	for a in $rxargs; do
+		[[ $prev != -[tT] ]] || a=$((a * ${KVOD_TIMEOUT_SCALE:-1}))
+		args+=("$a")
+		prev=$a
+	done
+	out=${TMPDIR:-/tmp}/kvod-stream.$$
+	rx "$TXRECV" -p "$PORT" "${args[@]}" >"$out" &
 	local pid=$!
 	# No packet may beat the bind: wait for txrecv to say it listens.
-	wait_for "$(time_limit 30)" grep -q listening "$out" ||
+	wait_for "$(time_limit 30)" file_has "$out" listening ||
 		ktap_print_msg "txrecv did not start"
 	TX_OUT=$(tx "$TXSEND" -d "$ADDR_RX:$PORT" "$@" 2>&1)
 	wait "$pid"
-	RX_OUT=$(tail -n +2 "$out")
+	mapfile -t -s 1 lines <"$out"
+	RX_OUT=$(printf '%s\n' "${lines[@]}")
+	RX_OUT=${RX_OUT%$'\n'}
 	rm -f "$out"
 	ktap_print_msg "txsend $*: $TX_OUT" "txrecv $rxargs: $RX_OUT" \
 		"qdisc: $(tx tc -s qdisc show dev "$DEV_TX" | grep -E 'backlog|flows')"
@@ -137,14 +141,34 @@ stream() {
 
 # val KEY: KEY's value in RX_OUT ("received=3 in_order=1" style).
 val() {
-	tr ' ' '\n' <<<"$RX_OUT" | sed -n "s/^$1=//p" | head -n1
+	local kv
+
+	for kv in $RX_OUT; do
+		if [[ $kv == "$1="* ]]; then
+			echo "${kv#*=}"
+			return
+		fi
+	done
 }
 
-# check_cmp DESC A OP B: a numeric comparison with awk (floats allowed).
+# check_cmp DESC A OP B: a numeric comparison (floats allowed: awk does
+# those; whole numbers the shell compares itself).
 check_cmp() {
-	local desc=$1 a=$2 op=$3 b=$4
+	local desc=$1 a=$2 op=$3 b=$4 ok=1
 
-	if [ -n "$a" ] && awk -v a="$a" -v b="$b" "BEGIN { exit !(a $op b) }"; then
+	if [[ $a =~ ^-?(0|[1-9][0-9]*)$ && $b =~ ^-?(0|[1-9][0-9]*)$ ]]; then
+		case $op in
+		"<") ((a < b)) ;;
+		"<=") ((a <= b)) ;;
+		">") ((a > b)) ;;
+		">=") ((a >= b)) ;;
+		"==") ((a == b)) ;;
+		*) awk -v a="$a" -v b="$b" "BEGIN { exit !(a $op b) }" ;;
+		esac || ok=0
+	elif [ -z "$a" ] || ! awk -v a="$a" -v b="$b" "BEGIN { exit !(a $op b) }"; then
+		ok=0
+	fi
+	if ((ok)); then
 		ktap_pass "$desc"
 	else
 		ktap_print_msg "expected $a $op $b"
