@@ -27,15 +27,34 @@ delay_unbounded() {
 
 # field KEY LINE: the value of KEY=... in a live_tool.py result line.
 field() {
-	sed -n "s/.* $1=\([^ ]*\).*/\1/p; s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | head -n1
+	local - kv
+
+	set -f
+	for kv in $2; do
+		if [[ $kv == "$1="* ]]; then
+			echo "${kv#*=}"
+			return
+		fi
+	done
 }
 
 # fields LINE KEY...: those values, blank-separated, on one line.
 fields() {
-	local line=$1 k
+	local - line=$1 k kv v vals=()
 
+	set -f
 	shift
-	for k; do field "$k" "$line"; done | paste -sd' '
+	for k; do
+		v=
+		for kv in $line; do
+			if [[ $kv == "$k="* ]]; then
+				v=${kv#*=}
+				break
+			fi
+		done
+		[ -z "$v" ] || vals+=("$v")
+	done
+	echo "${vals[*]}"
 }
 
 # live_feed NAME GEN-ARGS...: live_tool.py gen into "kvodctl live feed

@@ -141,8 +141,9 @@ stream() {
 
 # val KEY: KEY's value in RX_OUT ("received=3 in_order=1" style).
 val() {
-	local kv
+	local - kv
 
+	set -f
 	for kv in $RX_OUT; do
 		if [[ $kv == "$1="* ]]; then
 			echo "${kv#*=}"
