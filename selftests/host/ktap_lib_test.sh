@@ -24,7 +24,7 @@ child() {
 }
 
 ktap_header
-ktap_plan 36
+ktap_plan 37
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -46,6 +46,11 @@ check_eq "no helpers: bail out" "Bail out! no /nonexistent: run selftests/qemu/s
 	"$(KTAP_HELPERS=/nonexistent child 'ktap_pass a')"
 check_eq "rounds: N, divided by the scale, at least 1" "100 25 1" \
 	"$(rounds 100) $(KVOD_TIMEOUT_SCALE=4 rounds 100) $(KVOD_TIMEOUT_SCALE=4 rounds 3)"
+kv_into KV_A b "a=1 b=2 b=3"
+kv_into KV_B c "a=1 b=2"
+kv_into KV_C x "x=* y=?"
+check_eq "kv_into: the first KEY=VALUE, none for a missing key, not globbed" \
+	"2||*" "$KV_A|$KV_B|$KV_C"
 check_eq "no cost lines without KVOD_CHECK_COST" "ok 1 a rc=0" \
 	"$(KVOD_CHECK_COST='' child '/bin/true; ktap_pass a')"
 # shellcheck disable=SC2016 # expanded by the inner bash

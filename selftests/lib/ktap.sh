@@ -230,6 +230,23 @@ rounds() {
 	echo $((n > 0 ? n : 1))
 }
 
+# kv_into VAR KEY WORDS: set VAR to the value of the first KEY=VALUE
+# among WORDS (split on blanks, not globbed), or to "" if there is none.
+# Builtins only: the result lines of txrecv and live_tool.py are read
+# this way for every check.
+kv_into() {
+	local - w
+
+	set -f
+	printf -v "$1" %s ""
+	for w in $3; do
+		if [[ $w == "$2="* ]]; then
+			printf -v "$1" %s "${w#*=}"
+			return
+		fi
+	done
+}
+
 # file_has FILE TEXT: FILE has a line holding TEXT (grep -qF without the
 # process, for polls).
 file_has() {

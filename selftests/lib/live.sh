@@ -27,31 +27,19 @@ delay_unbounded() {
 
 # field KEY LINE: the value of KEY=... in a live_tool.py result line.
 field() {
-	local - kv
+	local v
 
-	set -f
-	for kv in $2; do
-		if [[ $kv == "$1="* ]]; then
-			echo "${kv#*=}"
-			return
-		fi
-	done
+	kv_into v "$1" "$2"
+	[ -z "$v" ] || echo "$v"
 }
 
 # fields LINE KEY...: those values, blank-separated, on one line.
 fields() {
-	local - line=$1 k kv v vals=()
+	local line=$1 k v vals=()
 
-	set -f
 	shift
 	for k; do
-		v=
-		for kv in $line; do
-			if [[ $kv == "$k="* ]]; then
-				v=${kv#*=}
-				break
-			fi
-		done
+		kv_into v "$k" "$line"
 		[ -z "$v" ] || vals+=("$v")
 	done
 	echo "${vals[*]}"

@@ -141,15 +141,10 @@ stream() {
 
 # val KEY: KEY's value in RX_OUT ("received=3 in_order=1" style).
 val() {
-	local - kv
+	local v
 
-	set -f
-	for kv in $RX_OUT; do
-		if [[ $kv == "$1="* ]]; then
-			echo "${kv#*=}"
-			return
-		fi
-	done
+	kv_into v "$1" "$RX_OUT"
+	[ -z "$v" ] || echo "$v"
 }
 
 # check_cmp DESC A OP B: a numeric comparison (floats allowed: awk does
