@@ -117,11 +117,7 @@ for i in $(seq 16); do
 done
 fails=0
 for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
-# One sha256sum for the sixteen ("HASH  -" is want's form).
-same=0
-while read -r sum _; do
-	[ "$sum  -" = "$want" ] && same=$((same + 1))
-done < <(sha256sum "$RDMA_TMP"/out{1..16} 2>/dev/null)
+same=$(sha_count "${want%% *}" "$RDMA_TMP"/out{1..16})
 rm -f "$RDMA_TMP"/out*
 check_eq "16 concurrent clients all byte-exact" "0 16" "$fails $same"
 check_eq "no connection left active" 0 "$(rdma_counter active)"

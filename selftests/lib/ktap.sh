@@ -247,6 +247,19 @@ kv_into() {
 	done
 }
 
+# sha_count SUM FILE...: how many FILEs have the sha256 SUM (the hex
+# digest alone), with one sha256sum for them all rather than a process
+# or more a file.
+sha_count() {
+	local want=$1 sum n=0
+
+	shift
+	while read -r sum _; do
+		[ "$sum" != "$want" ] || n=$((n + 1))
+	done < <(sha256sum "$@" 2>/dev/null)
+	echo "$n"
+}
+
 # file_has FILE TEXT: FILE has a line holding TEXT (grep -qF without the
 # process, for polls).
 file_has() {
