@@ -272,31 +272,43 @@ file_has() {
 	return 1
 }
 
-# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds.
+# poll_pause: sleep before the next poll of wait_for or wait_test, and
+# lengthen the next pause: 0.1 s at first, doubling up to 0.5 s times
+# $KVOD_TIMEOUT_SCALE. A poll is a process or more, which on the debug
+# kernel costs as much CPU as the work it waits for: polling every 0.1 s
+# there took half the guest's time from that work.
+poll_pause() {
+	local max=$((5 * ${KVOD_TIMEOUT_SCALE:-1}))
+
+	sleep_nofork "$((POLL_TENTHS / 10)).$((POLL_TENTHS % 10))"
+	POLL_TENTHS=$((POLL_TENTHS * 2 < max ? POLL_TENTHS * 2 : max))
+}
+
+# wait_for SECONDS CMD...: poll CMD (poll_pause) until it succeeds.
 wait_for() {
-	local deadline=$((SECONDS + $1))
+	local deadline=$((SECONDS + $1)) POLL_TENTHS=1
 
 	shift
 	until "$@"; do
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			return 1
 		fi
-		sleep_nofork 0.1
+		poll_pause
 	done
 }
 
-# wait_test SECONDS OP VALUE CMD...: poll every 0.1 s until
+# wait_test SECONDS OP VALUE CMD...: poll (poll_pause) until
 # test "$(CMD...)" OP VALUE holds; CMD runs again on every poll (unlike
 # wait_for SECONDS test "$(CMD)" ..., which would compare one output).
 wait_test() {
-	local deadline=$((SECONDS + $1)) op=$2 value=$3
+	local deadline=$((SECONDS + $1)) op=$2 value=$3 POLL_TENTHS=1
 
 	shift 3
 	until test "$("$@")" "$op" "$value"; do
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			return 1
 		fi
-		sleep_nofork 0.1
+		poll_pause
 	done
 }
 
