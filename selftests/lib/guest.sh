@@ -13,6 +13,8 @@
 #	kmsg_mark TEXT		mark the kernel log; kmsg_since TEXT: the
 #				log after the mark
 #	proc_forks VAR		the processes started since boot
+#	kernel_builtin		the running kernel builds in what the
+#				tests need (no modules directory)
 #
 # Tests load kernel modules: they must run in the throw-away guest that
 # selftests/qemu/vm-run boots, never on the build machine. vm-run exports
@@ -77,4 +79,14 @@ proc_forks() {
 			return
 		fi
 	done </proc/stat
+}
+
+# kernel_builtin: true when the running kernel has no modules directory:
+# the debug kernel, which builds in what the tests need. modprobe there
+# only fails, at the cost of a process.
+kernel_builtin() {
+	local rel
+
+	read -r rel </proc/sys/kernel/osrelease
+	[ ! -d "/lib/modules/$rel" ]
 }

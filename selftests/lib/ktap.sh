@@ -333,7 +333,7 @@ kmod_load() {
 	shift
 	kvod_in_guest ||
 		ktap_bail_out "refusing to insmod $name outside a selftests/qemu/vm-run guest"
-	[ "$name" != kvod ] || modprobe -q -a ib_core rdma_cm
+	[ "$name" != kvod ] || kernel_builtin || modprobe -q -a ib_core rdma_cm
 	insmod "$(kmod_path "$name")" "$@" &&
 		wait_for 5 test -d "/sys/module/$name"
 }

@@ -58,15 +58,17 @@ RXE_PORT=${RXE_PORT:-7471}
 # Modules userspace verbs and rdma_cm need (and libcrc32c for siw).
 RXE_MODULES="ib_core ib_uverbs rdma_cm rdma_ucm libcrc32c"
 
+# rxe_wait_active: until the port is ACTIVE, for up to 5 s times
+# $KVOD_TIMEOUT_SCALE, read from sysfs ("4: ACTIVE") without a process.
 rxe_wait_active() {
-	local _
+	local end=$((SECONDS + 5 * ${KVOD_TIMEOUT_SCALE:-1})) state=
 
-	for _ in $(seq 50); do
-		rdma link show "$RXE_DEV/1" 2>/dev/null | grep -q 'state ACTIVE' &&
-			return 0
+	until [[ $state == *ACTIVE ]]; do
+		((SECONDS < end)) || return 1
 		sleep_nofork 0.1
-	done
-	return 1
+		read -r state <"/sys/class/infiniband/$RXE_DEV/ports/1/state" ||
+			state=
+	done 2>/dev/null
 }
 
 rxe_link_add() {
@@ -76,7 +78,10 @@ rxe_link_add() {
 
 # lo_mac_set: a non-zero MAC on lo, unless it has one.
 lo_mac_set() {
-	[ "$(cat /sys/class/net/lo/address)" != 00:00:00:00:00:00 ] ||
+	local mac
+
+	read -r mac </sys/class/net/lo/address
+	[ "$mac" != 00:00:00:00:00:00 ] ||
 		ip link set dev lo address "$LO_MAC"
 }
 
@@ -84,11 +89,10 @@ lo_mac_set() {
 # in (the debug kernel) nothing loads, and "rdma link add" says whether
 # the type exists.
 rdma_driver_load() {
+	kernel_builtin && return 0
 	case $RDMA_LINK_TYPE in
 	rxe) modprobe -q rdma_rxe 2>/dev/null ;;
 	siw)
-		# Built for this kernel only: the debug kernel has siw built
-		# in, and its log would get the refused insmod's complaint.
 		local ko=$KVOD_REPO/build/siw/siw.ko
 
 		grep -q '^siw ' /proc/modules ||
@@ -99,31 +103,51 @@ rdma_driver_load() {
 	return 0
 }
 
+# rxe_setup: each step one process, as few as there can be: a process
+# costs seconds on the debug kernel, and every RDMA test sets this up.
 rxe_setup() {
-	# Built in (the debug kernel, which has no modules directory): fine.
 	# shellcheck disable=SC2086 # a list of module names
-	modprobe -a $RXE_MODULES 2>/dev/null || [ -d /sys/class/infiniband_verbs ] ||
-		return 1
+	kernel_builtin || modprobe -a $RXE_MODULES 2>/dev/null ||
+		[ -d /sys/class/infiniband_verbs ] || return 1
 	rdma_driver_load
 	rxe_teardown	# what a test that died left behind
 	if [ "$RXE_NETDEV" = lo ]; then
 		lo_mac_set && ip addr add "$RXE_ADDR/32" dev lo || return 1
 	else
-		ip link add "$RXE_NETDEV" type veth peer name "$RXE_PEER" ||
-			return 1
-		ip addr add "$RXE_ADDR/24" dev "$RXE_NETDEV" || return 1
-		ip link set "$RXE_PEER" up && ip link set "$RXE_NETDEV" up ||
-			return 1
+		ip -batch - <<-EOF || return 1
+			link add $RXE_NETDEV type veth peer name $RXE_PEER
+			addr add $RXE_ADDR/24 dev $RXE_NETDEV
+			link set $RXE_PEER up
+			link set $RXE_NETDEV up
+		EOF
 	fi
 	rxe_link_add
 }
 
+# addr_local ADDR: ADDR is a local address (on some device) of this
+# network namespace, from /proc/net/fib_trie without a process.
+addr_local() {
+	local line in=
+
+	while read -r line; do
+		case $line in
+		"|-- $1") in=1 ;;
+		"/32 host LOCAL") [ -z "$in" ] || return 0 ;;
+		/*) ;;
+		*) in= ;;
+		esac
+	done </proc/net/fib_trie
+	return 1
+}
+
 # Both topologies' addresses go, whichever this one is: one on lo and one
-# on kvodr0 would make the address ambiguous.
+# on kvodr0 would make the address ambiguous. What is not there is not
+# deleted (each failing command would cost seconds on the debug kernel).
 rxe_teardown() {
-	rdma link del "$RXE_DEV" 2>/dev/null
-	ip link del kvodr0 2>/dev/null
-	ip addr del "$RXE_ADDR/32" dev lo 2>/dev/null
+	[ ! -e "/sys/class/infiniband/$RXE_DEV" ] ||
+		rdma link del "$RXE_DEV" 2>/dev/null
+	[ ! -e /sys/class/net/kvodr0 ] || ip link del kvodr0 2>/dev/null
+	! addr_local "$RXE_ADDR" || ip addr del "$RXE_ADDR/32" dev lo 2>/dev/null
 	return 0
 }
 
@@ -140,8 +164,8 @@ rdma_use() {
 # neither loaded or built in nor built by "make siw".
 rdma_require_transport() {
 	[ "$RDMA_LINK_TYPE" = siw ] || return 0
-	grep -q ' siw_newlink' /proc/kallsyms 2>/dev/null && return 0
 	[ -f "$KVOD_REPO/build/siw/siw.ko" ] && return 0
+	grep -q ' siw_newlink' /proc/kallsyms 2>/dev/null && return 0
 	echo "1..0 # SKIP no siw: not built in, and no build/siw/siw.ko (make siw)"
 	exit 4
 }
