@@ -18,6 +18,11 @@
 #                     out of tree from KSRC into build/siw
 #   make demo         build, boot a guest, register and list a sample movie
 #   make install      install the modules and tools on this machine
+#   make kselftest-install
+#                     selftests/kvod as a kselftest install tree in
+#                     KSFT_INSTALL_PATH (default build/kselftest), to run
+#                     with its run_kselftest.sh on a test host that has
+#                     kvod installed (Documentation/testing.rst)
 #   make bench        run the benchmarks, B=NAME for one of bench/NAME.sh
 #                     (methods and results: Documentation/benchmarks.rst)
 #   make fuzz         build the libFuzzer targets of selftests/fuzz with
@@ -40,7 +45,7 @@ SETUP := selftests/qemu/setup.sh
 .PHONY: all modules tools selftests check sparse checkpatch kerneldoc \
 	htmldocs test demo \
 	install dkms-install bench clean setup debug-kernel debug-modules \
-	test-debug siw fuzz
+	test-debug siw fuzz kselftest-install
 
 all: modules tools
 
@@ -169,6 +174,11 @@ install: modules tools
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 	depmod -a $(KVER)
 	$(MAKE) -C tools install
+
+KSFT_INSTALL_PATH ?= $(CURDIR)/build/kselftest
+
+kselftest-install:
+	$(MAKE) -C selftests install INSTALL_PATH=$(abspath $(KSFT_INSTALL_PATH))
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -19,12 +19,12 @@ unset KVOD_CHECK_COST
 child() {
 	local out rc=0
 
-	out=$(env -u KVOD_IN_GUEST bash -c ". '$LIB'; $1" 2>&1) || rc=$?
+	out=$(env -u KVOD_IN_GUEST -u KVOD_TEST_HOST bash -c ". '$LIB'; $1" 2>&1) || rc=$?
 	echo "$(paste -sd'|' <<<"$out") rc=$rc"
 }
 
 ktap_header
-ktap_plan 37
+ktap_plan 38
 
 check_eq "all passed: exit 0" "1..2|ok 1 a|# b: why|ok 2 b # SKIP|# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0 rc=0" \
 	"$(child 'ktap_plan 2; ktap_pass a; ktap_skip b why; ktap_finish')"
@@ -77,11 +77,13 @@ check_eq "check_ok fails on a failure" "not ok 1 d rc=0" \
 check_eq "check_fail fails on a success" "not ok 1 d rc=0" \
 	"$(child 'check_fail d true | grep -v "^#"')"
 check_eq "kvod_load refuses outside the guest" \
-	"Bail out!  refusing to insmod kvod outside a selftests/qemu/vm-run guest|# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0 rc=1" \
+	"Bail out!  refusing to insmod kvod outside a selftests/qemu/vm-run guest without KVOD_TEST_HOST=1|# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0 rc=1" \
 	"$(child 'kvod_load')"
 check_eq "kvod_require_guest skips outside the guest" \
-	"1..0 # SKIP not inside a selftests/qemu/vm-run guest; refusing to load modules here rc=4" \
+	"1..0 # SKIP not inside a selftests/qemu/vm-run guest, and no KVOD_TEST_HOST=1; refusing to load modules here rc=4" \
 	"$(child 'kvod_require_guest; echo still here')"
+check_eq "kvod_require_guest lets a KVOD_TEST_HOST=1 host through" \
+	"still here rc=0" "$(child 'KVOD_TEST_HOST=1 kvod_require_guest; echo still here')"
 check_eq "time_limit as is by default" 5 "$(env -u KVOD_TIMEOUT_SCALE bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"
 check_eq "time_limit stretched by KVOD_TIMEOUT_SCALE" 20 "$(KVOD_TIMEOUT_SCALE=4 bash -c ". '$REPO/selftests/lib/ktap.sh'; time_limit 5")"
 

@@ -30,8 +30,9 @@
  * The kernel needs CONFIG_FAULT_INJECTION, FAILSLAB, FAIL_PAGE_ALLOC and
  * FAULT_INJECTION_DEBUG_FS: Debian's does not have them, and there every
  * test reports "SKIP no fault injection in this kernel". Runs only inside
- * the selftests/qemu/vm-run guest: main() loads the RDMA core, sets up Soft-RoCE
- * (as selftests/lib/rdma.sh does) and kvod.ko, and removes them at exit.
+ * the selftests/qemu/vm-run guest (or where KVOD_TEST_HOST=1): main() loads
+ * the RDMA core, sets up Soft-RoCE (as selftests/lib/rdma.sh does) and
+ * kvod.ko, and removes them at exit.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -934,9 +935,9 @@ int main(int argc, char **argv)
 			list_only = true;
 	if (list_only)
 		return test_harness_run(argc, argv);
-	if (!kvod_in_guest()) {
+	if (!kvod_in_guest() && !kvod_test_host()) {
 		ksft_print_header();
-		ksft_exit_skip("not inside a selftests/qemu/vm-run guest; refusing to load modules here\n");
+		ksft_exit_skip("not inside a selftests/qemu/vm-run guest, and no KVOD_TEST_HOST=1; refusing to load modules here\n");
 	}
 	have_fault = fault_available();
 	if (!have_fault)	/* every test says why it skips */

@@ -15,7 +15,7 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/http.sh
 . "$HERE/../lib/http.sh"
 
-FETCH=$KVOD_REPO/tools/kvod-fetch
+FETCH=$KVOD_BIN/kvod-fetch
 
 # field WORD TEXT: the number before WORD in kvod-fetch's summary line
 field() {

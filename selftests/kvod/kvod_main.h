@@ -4,12 +4,12 @@
  * kvod.ko: include after kselftest_harness.h and call kvod_harness_main().
  *
  * It lists tests (-l, -h) without loading anything; outside a selftests/qemu/vm-run
- * guest it skips; KVOD_NO_LOAD=1 tests the module already loaded. Else it
- * removes a stale kvod.ko, runs the program's setup, loads the RDMA core
- * (which insmod does not), loads kvod.ko from kvod_ko_path() with the
- * program's parameters, and at exit removes it again, failing the program
- * if it will not go (a test may have removed it already), then runs the
- * program's teardown.
+ * guest it skips, unless KVOD_TEST_HOST=1; KVOD_NO_LOAD=1 tests the module
+ * already loaded. Else it removes a stale kvod.ko, runs the program's
+ * setup, loads the RDMA core (which insmod does not), loads kvod.ko from
+ * kvod_ko_path() with the program's parameters, and at exit removes it
+ * again, failing the program if it will not go (a test may have removed
+ * it already), then runs the program's teardown.
  */
 #ifndef _KVOD_MAIN_H
 #define _KVOD_MAIN_H
@@ -65,9 +65,9 @@ static int kvod_harness_main(int argc, char **argv, const char *ko,
 	if (list_only || getenv("KVOD_NO_LOAD"))
 		return test_harness_run(argc, argv);
 
-	if (!kvod_in_guest()) {
+	if (!kvod_in_guest() && !kvod_test_host()) {
 		ksft_print_header();
-		ksft_exit_skip("not inside a selftests/qemu/vm-run guest; refusing to load modules here\n");
+		ksft_exit_skip("not inside a selftests/qemu/vm-run guest, and no KVOD_TEST_HOST=1; refusing to load modules here\n");
 	}
 	if (access(ko, R_OK)) {
 		ksft_print_header();

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <linux/kvod.h>
+#include <linux/module.h>
 
 #define KVOD_MODULE		"kvod"
 #define KVOD_PARAM_CAP		"/sys/module/kvod/parameters/max_resident_mb"
@@ -330,14 +331,20 @@ static inline int kvod_reopen(int fd, int flags)
 	return open(path, flags);
 }
 
+/*
+ * A module that is not a plain .ko (make install's kvod.ko.xz, on a kernel
+ * that compresses modules) is the kernel's to decompress.
+ */
 static inline int kvod_module_load(const char *ko, const char *params)
 {
+	const char *ext = strrchr(ko, '.');
+	int flags = ext && strcmp(ext, ".ko") ? MODULE_INIT_COMPRESSED_FILE : 0;
 	int fd = open(ko, O_RDONLY | O_CLOEXEC);
 	int ret;
 
 	if (fd < 0)
 		return errno;
-	ret = syscall(SYS_finit_module, fd, params, 0) ? errno : 0;
+	ret = syscall(SYS_finit_module, fd, params, flags) ? errno : 0;
 	close(fd);
 	return ret;
 }
@@ -367,10 +374,32 @@ static inline bool kvod_in_guest(void)
 	return env && !strcmp(env, "1") && strstr(cmdline, "virtme_");
 }
 
+/* KVOD_TEST_HOST=1: the owner's word that this host is disposable (guest.sh). */
+static inline bool kvod_test_host(void)
+{
+	const char *env = getenv("KVOD_TEST_HOST");
+
+	return env && !strcmp(env, "1");
+}
+
+/* Where modinfo finds kvod.ko for the running kernel (make install's). */
+static inline void kvod_installed_ko(char *buf, size_t len)
+{
+	FILE *p = popen("modinfo -n " KVOD_MODULE " 2>/dev/null", "r");
+
+	if (!p || !fgets(buf, len, p))
+		snprintf(buf, len, "modinfo -n %s: none", KVOD_MODULE);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (p)
+		pclose(p);
+}
+
 /*
  * Where kvod.ko is: in $KVOD_KMOD_DIR (make test-debug's build), else in
- * $KVOD_REPO/kmod (selftests/qemu/vm-run sets it), else in kmod/ two levels above
- * this program (selftests/kvod/), as selftests/lib/ktap.sh's kmod_load().
+ * $KVOD_REPO/kmod (selftests/qemu/vm-run sets it), else, for a program of a
+ * kselftest install tree (the kernel's kselftest/ beside its kvod/), where
+ * modinfo finds it, else in kmod/ two levels above this program
+ * (selftests/kvod/), as selftests/lib/ktap.sh's kmod_path().
  */
 static inline void kvod_ko_path(char *buf, size_t len)
 {
@@ -389,11 +418,20 @@ static inline void kvod_ko_path(char *buf, size_t len)
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	for (i = 0; i < 3; i++) {
+	/* Two levels up: selftests/, or the root of an install tree. */
+	for (i = 0; i < 2; i++) {
 		slash = strrchr(exe, '/');
 		if (slash)
 			*slash = '\0';
 	}
+	snprintf(buf, len, "%s/kselftest/ktap_helpers.sh", exe);
+	if (!access(buf, R_OK)) {
+		kvod_installed_ko(buf, len);
+		return;
+	}
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
 	snprintf(buf, len, "%s/kmod/kvod.ko", exe);
 }
 

@@ -22,8 +22,11 @@ set -u
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/ktap.sh
 . "$HERE/../lib/ktap.sh"
-REPO=$KVOD_REPO
-KO=${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko
+KO=$(kmod_path kvod)
+# Any regular file, to add as a movie: the tree's Makefile, or installed,
+# this script.
+ANY_FILE=$KVOD_REPO/Makefile
+[ -n "$KVOD_REPO" ] || ANY_FILE=$HERE/kvodctl.sh
 
 # The device must be the real one.
 unset KVOD_DEVICE
@@ -555,16 +558,16 @@ add_test list_listener_and_push t_list_services
 add_test info t_info
 add_test stats t_stats
 add_test add_duplicate t_refused 1 "kvodctl: add m1: File exists" \
-	add m1 "$REPO/Makefile"
+	add m1 "$ANY_FILE"
 add_test del_unknown t_refused 1 "kvodctl: del nope: " del nope
 add_test info_unknown t_refused 1 "kvodctl: info nope: " info nope
 add_test info_json_unknown t_refused 1 "kvodctl: info nope: " info nope --json
 for r in "" "-1" "0" "8.7Mb" "1e6" "12x" "1.2.3" "1.0005k" \
 	 "18446744073709551616"; do
-	add_test "add_bad_rate_${r:-EMPTY}" t_refused 2 "" add new "$REPO/Makefile" \
+	add_test "add_bad_rate_${r:-EMPTY}" t_refused 2 "" add new "$ANY_FILE" \
 		--bitrate "$r"
 done
-add_test add_rate_missing t_refused 2 "" add new "$REPO/Makefile" --bitrate
+add_test add_rate_missing t_refused 2 "" add new "$ANY_FILE" --bitrate
 add_test add_missing_file t_refused 1 "" add new /nonexistent/file
 add_test add_directory t_refused 1 "kvodctl: add new: /tmp: not a regular file" \
 	add new /tmp
@@ -573,8 +576,8 @@ add_test add_char_device t_refused 1 \
 	"kvodctl: add new: /dev/zero: not a regular file" add new /dev/zero
 add_test add_fifo t_add_fifo
 add_test add_too_few_args t_refused 2 "" add new
-add_test add_too_many_args t_refused 2 "" add new "$REPO/Makefile" extra
-add_test add_json_option t_refused 2 "" add new "$REPO/Makefile" --json
+add_test add_too_many_args t_refused 2 "" add new "$ANY_FILE" extra
+add_test add_json_option t_refused 2 "" add new "$ANY_FILE" --json
 add_test del_no_name t_refused 2 "" del
 add_test del_two_names t_refused 2 "" del m1 m2
 add_test del_bitrate_option t_refused 2 "" del m1 --bitrate 5
@@ -584,7 +587,7 @@ add_test stats_extra_arg t_refused 2 "" stats x
 for n in "slash:a/b" "dot:." "dotdot:.." "space:a b" "star:x*" \
 	 "64_chars:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"; do
 	add_test "add_bad_name_${n%%:*}" t_refused_any add "${n#*:}" \
-		"$REPO/Makefile"
+		"$ANY_FILE"
 	add_test "del_bad_name_${n%%:*}" t_refused_any del "${n#*:}"
 done
 # Endpoints (tools/lib/endpoint.c, unit-tested on the host): a bad one is

@@ -27,7 +27,7 @@
 . "$(dirname "$0")/../lib/rdma.sh"
 rdma_test_init
 
-KVOD_PROXY=$KVOD_REPO/tools/kvod-proxy
+KVOD_PROXY=$KVOD_BIN/kvod-proxy
 # The system interpreter: a pyenv shim costs half a minute per start here.
 HC=(/usr/bin/python3 -S "$(dirname "$0")/http_client.py")
 PROXY=127.0.0.1:8554

@@ -16,7 +16,7 @@
 # shellcheck source=selftests/lib/tsock.sh
 . "$(dirname "$0")/../lib/tsock.sh"
 
-SENDER=$KVOD_REPO/selftests/kvod/tsock_sender.py
+SENDER=$KVOD_SELFTESTS/kvod/tsock_sender.py
 
 ktap_header
 ktap_plan 15

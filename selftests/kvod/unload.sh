@@ -33,8 +33,7 @@ set -u
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/ktap.sh
 . "$HERE/../lib/ktap.sh"
-REPO=$KVOD_REPO
-KO=${KVOD_KMOD_DIR:-$REPO/kmod}/kvod.ko
+KO=$(kmod_path kvod)
 
 MIB=$((1024 * 1024))
 MOVIE_MIB=128			# four of them: 512 MiB

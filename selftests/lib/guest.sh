@@ -8,7 +8,9 @@
 # host, where ktap.sh bails out without the kernel's KTAP helpers.
 #
 #	kvod_in_guest		true inside a selftests/qemu/vm-run guest
-#	kvod_require_guest	skip the whole program (exit 4) outside one
+#	kvod_test_host		true where KVOD_TEST_HOST=1
+#	kvod_require_guest	skip the whole program (exit 4) outside a
+#				guest, unless kvod_test_host
 #	sleep_nofork SECONDS	sleep without starting a process
 #	kmsg_mark TEXT		mark the kernel log; kmsg_since TEXT: the
 #				log after the mark
@@ -20,17 +22,31 @@
 # selftests/qemu/vm-run boots, never on the build machine. vm-run exports
 # KVOD_IN_GUEST=1 in the guest, and virtme-ng's guest kernel command line
 # carries virtme_ parameters; we want both.
+#
+# KVOD_TEST_HOST=1 is the one other way in: whoever sets it says that
+# this machine is a disposable test host, which the tests may change as
+# they change a guest: kvod, sch_tsock and the RDMA modules loaded and
+# unloaded, veths, rxe and siw devices, addresses and named network
+# namespaces made and deleted, a MAC given to lo, tracing and sysctls
+# set (the suite installed there and run with the kernel's
+# run_kselftest.sh; Documentation/testing.rst).
 
 # kvod_in_guest: true inside a selftests/qemu/vm-run guest.
 kvod_in_guest() {
 	[ "${KVOD_IN_GUEST:-}" = 1 ] && grep -qs 'virtme_' /proc/cmdline
 }
 
+# kvod_test_host: true where KVOD_TEST_HOST=1 declares a disposable host.
+kvod_test_host() {
+	[ "${KVOD_TEST_HOST:-}" = 1 ]
+}
+
 # kvod_require_guest: leave with kselftest's skip status (4) and a KTAP
-# line saying why, unless we are inside a selftests/qemu/vm-run guest.
+# line saying why, unless we are inside a selftests/qemu/vm-run guest or
+# on a KVOD_TEST_HOST=1 host.
 kvod_require_guest() {
-	kvod_in_guest && return 0
-	echo "1..0 # SKIP not inside a selftests/qemu/vm-run guest; refusing to load modules here"
+	kvod_in_guest || kvod_test_host && return 0
+	echo "1..0 # SKIP not inside a selftests/qemu/vm-run guest, and no KVOD_TEST_HOST=1; refusing to load modules here"
 	exit 4
 }
 

@@ -12,7 +12,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/ktap.sh"
 kvod_require_guest
 
-HTTP_DIR=$KVOD_REPO/selftests/kvod
+HTTP_DIR=$KVOD_SELFTESTS/kvod
 # The system interpreter: a pyenv shim costs half a minute per start here.
 PY=/usr/bin/python3
 # shellcheck disable=SC2034 # used by the tests that source this

@@ -22,9 +22,21 @@
 #
 # KTAP output is the kernel's own: tools/testing/selftests/kselftest/
 # ktap_helpers.sh from linux-source-6.12 (selftests/qemu/setup.sh unpacks it;
-# $KTAP_HELPERS overrides the path). This file wraps it in kvod's names
-# and adds what it lacks: messages of several lines, skip reasons, the
-# checks below.
+# in an install tree, its copy in kselftest/; $KTAP_HELPERS overrides the
+# path). This file wraps it in kvod's names and adds what it lacks:
+# messages of several lines, skip reasons, the checks below.
+#
+# Where the tests find kvod: in the git tree, $KVOD_REPO (vm-run sets it
+# in the guest; else the tree this file is in). In a kselftest install
+# tree (make -C selftests install: the kernel's kselftest/ beside this
+# lib/) without $KVOD_REPO, what make install installed: kvod's tools in
+# the directory of the kvodctl on PATH, the modules where modinfo finds
+# them (kmod_path), and q_tsock.so in tc's own directory (make -C
+# tools/tc install) unless $TC_LIB_DIR names another.
+#
+#	KVOD_SELFTESTS	selftests/ or the install tree: kvod/, lib/, txtime/
+#	KVOD_BIN	kvodctl, kvod-fetch, kvod-proxy
+#	KVOD_TC_LIB	q_tsock.so
 #
 # Results: ktap_pass, ktap_fail, ktap_skip print one "ok"/"not ok" line
 # each and count it. ktap_finish exits 0 if nothing failed (skips are
@@ -40,8 +52,21 @@
 #	proc_where PID...	where a stuck task waits
 
 KTAP_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-KVOD_REPO=${KVOD_REPO:-$(cd "$KTAP_LIB_DIR/../.." && pwd)}
-KTAP_HELPERS=${KTAP_HELPERS:-/usr/src/linux-source-6.12/tools/testing/selftests/kselftest/ktap_helpers.sh}
+# shellcheck disable=SC2034 # KVOD_TC_LIB is tsock.sh's
+if [ -z "${KVOD_REPO:-}" ] && [ -r "$KTAP_LIB_DIR/../kselftest/ktap_helpers.sh" ]; then
+	KVOD_REPO=
+	KVOD_SELFTESTS=$(cd "$KTAP_LIB_DIR/.." && pwd)
+	KVOD_BIN=$(command -v kvodctl || :)
+	KVOD_BIN=${KVOD_BIN%/*}
+	KVOD_TC_LIB=${TC_LIB_DIR:-/usr/lib/tc}
+	KTAP_HELPERS=${KTAP_HELPERS:-$KVOD_SELFTESTS/kselftest/ktap_helpers.sh}
+else
+	KVOD_REPO=${KVOD_REPO:-$(cd "$KTAP_LIB_DIR/../.." && pwd)}
+	KVOD_SELFTESTS=$KVOD_REPO/selftests
+	KVOD_BIN=$KVOD_REPO/tools
+	KVOD_TC_LIB=$KVOD_REPO/tools/tc
+	KTAP_HELPERS=${KTAP_HELPERS:-/usr/src/linux-source-6.12/tools/testing/selftests/kselftest/ktap_helpers.sh}
+fi
 if ! [ -r "$KTAP_HELPERS" ]; then
 	echo "Bail out! no $KTAP_HELPERS: run selftests/qemu/setup.sh"
 	exit 1
@@ -316,10 +341,16 @@ wait_test() {
 # kvod.ko is in $KVOD_KMOD_DIR (make test-debug's build/debug/kmod), else
 # in $KVOD_REPO/kmod; sch_tsock.ko is in $KVOD_TSOCK_DIR, else in the
 # tsock directory beside that one ($KVOD_REPO/tsock, build/debug/tsock).
-# vm-run passes both variables into the guest, as every KVOD_*.
+# vm-run passes both variables into the guest, as every KVOD_*. In an
+# install tree without $KVOD_KMOD_DIR, both are the modules installed
+# for the running kernel (modinfo -n: nothing if there is none).
 kmod_path() {
 	local kmod=${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}
 
+	if [ -z "$KVOD_REPO" ] && [ -z "${KVOD_KMOD_DIR:-}" ]; then
+		modinfo -n "$1" 2>/dev/null
+		return 0
+	fi
 	case $1 in
 	sch_tsock) echo "${KVOD_TSOCK_DIR:-$kmod/../tsock}/$1.ko" ;;
 	*) echo "$kmod/$1.ko" ;;
@@ -331,8 +362,8 @@ kmod_load() {
 	local name=$1
 
 	shift
-	kvod_in_guest ||
-		ktap_bail_out "refusing to insmod $name outside a selftests/qemu/vm-run guest"
+	kvod_in_guest || kvod_test_host ||
+		ktap_bail_out "refusing to insmod $name outside a selftests/qemu/vm-run guest without KVOD_TEST_HOST=1"
 	[ "$name" != kvod ] || kernel_builtin || modprobe -q -a ib_core rdma_cm
 	insmod "$(kmod_path "$name")" "$@" &&
 		wait_for 5 test -d "/sys/module/$name"
@@ -383,7 +414,7 @@ kvod_knob() {
 #
 # ENDPOINT is as kvodctl prints it: 198.18.0.1:7471, [::1]:8080.
 
-KVODCTL=${KVODCTL:-$KVOD_REPO/tools/kvodctl}
+KVODCTL=${KVODCTL:-$KVOD_BIN/kvodctl}
 declare -gA KVOD_STATS=()
 
 # They parse kvodctl's output with builtins: kvodctl list --json is one

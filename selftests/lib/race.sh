@@ -38,7 +38,7 @@ RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
 RDMA_TMP=$RACE_TMP
 RACE_PIDS=()
 # The push receiver (race_push, race_rx_cmd); make selftests builds it.
-TXRECV=$KVOD_REPO/selftests/txtime/txrecv
+TXRECV=$KVOD_SELFTESTS/txtime/txrecv
 declare -gA RX=()
 
 race_cleanup() {
@@ -499,8 +499,9 @@ fault_set() {
 # bash's signed arithmetic, which orders them right all the same; awk's
 # doubles would round them.
 kvod_text_range() {
-	local ko=${KVOD_KMOD_DIR:-$KVOD_REPO/kmod}/kvod.ko sec size a lo='' hi=''
+	local ko sec size a lo='' hi=''
 
+	ko=$(kmod_path kvod)
 	while read -r sec size; do
 		[ -r "/sys/module/kvod/sections/$sec" ] || continue
 		a=$(($(cat "/sys/module/kvod/sections/$sec")))

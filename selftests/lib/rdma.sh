@@ -57,6 +57,10 @@ RXE_PORT=${RXE_PORT:-7471}
 
 # Modules userspace verbs and rdma_cm need (and libcrc32c for siw).
 RXE_MODULES="ib_core ib_uverbs rdma_cm rdma_ucm libcrc32c"
+# siw.ko for Debian's kernel: make siw's, or in an install tree (ktap.sh
+# sets KVOD_REPO empty there) the one installed for the running kernel.
+SIW_KO=${KVOD_REPO:-}/build/siw/siw.ko
+[ -n "${KVOD_REPO:-}" ] || SIW_KO=$(modinfo -n siw 2>/dev/null)
 
 # rxe_wait_active: until the port is ACTIVE, for up to 5 s times
 # $KVOD_TIMEOUT_SCALE, read from sysfs ("4: ACTIVE") without a process.
@@ -93,7 +97,7 @@ rdma_driver_load() {
 	case $RDMA_LINK_TYPE in
 	rxe) modprobe -q rdma_rxe 2>/dev/null ;;
 	siw)
-		local ko=$KVOD_REPO/build/siw/siw.ko
+		local ko=$SIW_KO
 
 		grep -q '^siw ' /proc/modules ||
 			[ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" != "$(uname -r)" ] ||
@@ -164,18 +168,20 @@ rdma_use() {
 # neither loaded or built in nor built by "make siw".
 rdma_require_transport() {
 	[ "$RDMA_LINK_TYPE" = siw ] || return 0
-	[ -f "$KVOD_REPO/build/siw/siw.ko" ] && return 0
+	[ -f "$SIW_KO" ] && return 0
 	grep -q ' siw_newlink' /proc/kallsyms 2>/dev/null && return 0
 	echo "1..0 # SKIP no siw: not built in, and no build/siw/siw.ko (make siw)"
 	exit 4
 }
 
-# The RDMA tests' common frame: topology, kvod.ko, one listener.
+# The RDMA tests' common frame: topology, kvod.ko, one listener. Its
+# programs are where ktap.sh says, or in $KVOD_REPO when this file is
+# sourced alone.
 # shellcheck disable=SC2034 # used by the scripts that source this
-KVOD_FETCH=$KVOD_REPO/tools/kvod-fetch
-RDMA_CLIENT=$KVOD_REPO/selftests/kvod/rdma_client
+KVOD_FETCH=${KVOD_BIN:-$KVOD_REPO/tools}/kvod-fetch
+RDMA_CLIENT=${KVOD_SELFTESTS:-$KVOD_REPO/selftests}/kvod/rdma_client
 # shellcheck disable=SC2034 # for the tests that source this
-NOTE_SINK=$KVOD_REPO/selftests/kvod/note_sink
+NOTE_SINK=${KVOD_SELFTESTS:-$KVOD_REPO/selftests}/kvod/note_sink
 # shellcheck disable=SC2034 # for the tests that source this
 RDMA_URL=rdma://$RXE_ADDR:$RXE_PORT
 RXE_EP=$RXE_ADDR:$RXE_PORT

@@ -7,17 +7,18 @@
 # Topology: two network namespaces joined by a veth pair,
 #   $NS_TX: $DEV_TX 198.18.0.1/24  (the sender; the qdisc under test)
 #   $NS_RX: $DEV_RX 198.18.0.2/24  (the receiver, with SO_TIMESTAMPNS)
-# tc finds q_tsock.so through TC_LIB_DIR, so nothing is installed.
+# tc finds q_tsock.so through TC_LIB_DIR, so nothing is installed (in
+# an install tree, KVOD_TC_LIB is where make -C tools/tc install puts it).
 
 # shellcheck source=selftests/lib/ktap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/ktap.sh"
 
-TXT_DIR=$KVOD_REPO/selftests/txtime
+TXT_DIR=$KVOD_SELFTESTS/txtime
 TXSEND=$TXT_DIR/txsend
 TXRECV=$TXT_DIR/txrecv
 # shellcheck disable=SC2034 # for the tests that source this
-TSOCK_NL=$KVOD_REPO/selftests/kvod/tsock_nl.py
-export TC_LIB_DIR=$KVOD_REPO/tools/tc
+TSOCK_NL=$KVOD_SELFTESTS/kvod/tsock_nl.py
+export TC_LIB_DIR=$KVOD_TC_LIB
 
 NS_TX=tsock-tx-$$
 NS_RX=tsock-rx-$$
