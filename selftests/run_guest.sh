@@ -133,17 +133,11 @@ health_after() {
 # Leaks are looked for once, at the end: a kmemleak scan of the guest
 # takes 35 s or more on the debug kernel, which after every program cost
 # each guest about 20 minutes of the suite. selftests/qemu/vm-run scans twice
-# after the last program and fails the run for any unreferenced object,
-# naming the program during which it was allocated (kmemleak_programs in
-# lib/runner.sh) from the jiffies in each program's start mark. Objects
-# left from boot are reported now and cleared, so that they are not
-# counted: that takes two scans, since a first one sees every object
-# change and reports none (mm/kmemleak.c).
+# after the last program and fails the run for an unreferenced object
+# allocated during a program, which it names (kmemleak_programs in
+# lib/runner.sh) from the jiffies in each program's start mark; an object
+# allocated before the first mark is the boot's, listed but not counted.
 KMEMLEAK=/sys/kernel/debug/kmemleak
-if [ -w "$KMEMLEAK" ]; then
-	{ echo scan >"$KMEMLEAK" && echo scan >"$KMEMLEAK"; } 2>/dev/null || true
-	echo clear >"$KMEMLEAK"
-fi
 mapfile -t LOG < <(dmesg 2>/dev/null)
 LOG_SEEN=${#LOG[@]}
 unset LOG

@@ -65,7 +65,7 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 23))
+ktap_plan $((${#BAD[@]} + 26))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
@@ -153,6 +153,21 @@ check_eq "without marks, every object is from before the first program" \
 : >"$TMP/console"
 check_eq "with an empty kernel log too" 3 \
 	"$(kmemleak_programs "$TMP/kmemleak" "$TMP/console" | grep -c ': before the first program$')"
+
+# The run fails for an object allocated during a program; objects from
+# before the first program alone are the boot's, and fail nothing, but
+# only where the log has the programs' marks.
+check_eq "a leak during a program: the verdict is leaks, with every object" \
+	"leaks|$(kmemleak_programs "$TMP/kmemleak" "$TMP/marks" | paste -sd'|')" \
+	"$(kmemleak_verdict "$TMP/kmemleak" "$TMP/marks" | paste -sd'|')"
+cat >"$TMP/kmemleak.boot" <<'REPORT'
+unreferenced object 0xffff888003f6d000 (size 128):
+  comm "swapper/0", pid 1, jiffies 4294670000
+REPORT
+check_eq "only the boot's objects: the verdict is boot" "boot" \
+	"$(kmemleak_verdict "$TMP/kmemleak.boot" "$TMP/marks" | head -n 1)"
+check_eq "... but without programs' marks they are leaks" "leaks" \
+	"$(kmemleak_verdict "$TMP/kmemleak.boot" "$TMP/console" | head -n 1)"
 
 rc=0
 "$VM_RUN" --bogus-option >/dev/null 2>&1 || rc=$?

@@ -40,7 +40,8 @@
 #	tracefs_reset, lo_reset, netns_reset, modules_reset
 #			put the guest as at boot before each program
 #			(selftests/kvod/runner_reset.sh tests them)
-#	HEALTH_PATTERNS, health_scan, health_first_report, kmemleak_programs
+#	HEALTH_PATTERNS, health_scan, health_first_report, kmemleak_programs,
+#	kmemleak_verdict
 #			what a healthy guest kernel never logs; also
 #			selftests/qemu/vm-run's verdict, on the host
 #
@@ -546,4 +547,22 @@ kmemleak_programs() {
 		print obj ", comm " comm ": " during
 		obj = ""
 	}' "$2" "$1"
+}
+
+# kmemleak_verdict REPORT LOG: "boot" when the LOG has test programs'
+# start marks and every object of the REPORT was allocated before the
+# first (the boot's leaks and false positives, which a scan before the
+# first program would have cleared at the cost of two scans), else
+# "leaks"; then kmemleak_programs' lines, at most 20.
+kmemleak_verdict() {
+	local lines
+
+	lines=$(kmemleak_programs "$1" "$2")
+	if grep -q 'kvod-selftests: .* starts at jiffies' "$2" &&
+		! grep -qv ': before the first program$' <<<"$lines"; then
+		echo boot
+	else
+		echo leaks
+	fi
+	sed -n 1,20p <<<"$lines"
 }
