@@ -272,8 +272,9 @@ proxy3=
 # once the first has 1 MiB: they take turns (tools/proxy-client.c,
 # client_room_queue()), so the first finishes first. Were the room given
 # to the newest player, as it was, the first would get none until the
-# second was done. 4 KiB READs, so that the first is far from done when
-# the second starts.
+# second was done. 4 KiB READs of beta (5 MiB), so that the first is far
+# from done when the second starts; alpha's 20 MiB in 4 KiB READs, one
+# at a time, took four minutes on the debug kernel.
 PROXY3=127.0.0.1:8557
 "$KVOD_PROXY" -f --listen "$PROXY3" --chunk 4k --depth 1 --qp-depth 1 \
 	"$RDMA_URL" 2>"$RDMA_TMP/proxy4.log" &
@@ -281,11 +282,11 @@ proxy3=$!
 wait_for "$(time_limit 10)" curl -s -o /dev/null "http://$PROXY3/" ||
 	ktap_bail_out "kvod-proxy does not answer on $PROXY3: $(cat "$RDMA_TMP/proxy4.log")"
 : >"$RDMA_TMP/order"
-# turn N: player N's whole alpha into $RDMA_TMP/turnN, then its name in
+# turn N: player N's whole beta into $RDMA_TMP/turnN, then its name in
 # the order file.
 turn() {
 	curl -sf --max-time "$(time_limit 300)" -o "$RDMA_TMP/turn$1" \
-		"http://$PROXY3/alpha" && echo "$1" >>"$RDMA_TMP/order"
+		"http://$PROXY3/beta" && echo "$1" >>"$RDMA_TMP/order"
 }
 turn 1 &
 t1=$!
@@ -295,7 +296,7 @@ turn 2 &
 wait "$t1" "$!"
 bad=
 for i in 1 2; do
-	cmp "$RDMA_TMP/turn$i" "$RDMA_TMP/alpha" >&2 || bad+=" turn$i"
+	cmp "$RDMA_TMP/turn$i" "$RDMA_TMP/beta" >&2 || bad+=" turn$i"
 done
 ktap_print_msg "the first player had $had bytes when the second started"
 check_eq "--qp-depth 1: two players of one movie take turns, the first started finishes first, both byte-exact" \
