@@ -370,9 +370,13 @@ else
 	echo 2 >"$P/rdma_notes_stall"
 	wait_test "$(time_limit 60)" = 0 rdma_counter active
 	wait_test "$(time_limit 10)" = 0 zombies
+	got="$(rdma_counter active) active; $(($(rdma_counter peers_lost) - lost0)) lost; $(zombies) zombies; the client $(kill -0 "$sink" 2>/dev/null && echo still there || echo gone)"
+	want="0 active; 4 lost; 0 zombies; the client still there"
+	[ "$got" = "$want" ] ||
+		ktap_print_msg "notes sent $(rdma_counter notes), dropped $(rdma_counter notes_dropped);" \
+			"$(cat "$RDMA_TMP/fans.out")" "$(dmesg | grep 'keep-alive' | tail -n 8)"
 	check_eq "... and are closed past it, counted as lost, the deleted channel freed" \
-		"0 active; 4 lost; 0 zombies; the client still there" \
-		"$(rdma_counter active) active; $(($(rdma_counter peers_lost) - lost0)) lost; $(zombies) zombies; the client $(kill -0 "$sink" 2>/dev/null && echo still there || echo gone)"
+		"$want" "$got"
 	kill "$sink"
 	wait "$sink"
 	echo 300 >"$P/rdma_notes_stall"
