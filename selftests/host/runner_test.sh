@@ -54,7 +54,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 35
+ktap_plan 37
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -200,6 +200,19 @@ check_ok "three shards hold every program of the suite once ($(wc -l <<<"$all") 
 	test "$(wc -l <<<"$all")" -gt 40 -a "$all" = "$shards"
 check_eq "a shard is dealt to the guests: two lines" 2 \
 	"$(KVOD_SHARD=2/3 KVOD_GUESTS=2 plan | grep -c '^guest [12]: [^ ]')"
+# The debug kernel's plan deals by durations.txt's third column (six
+# times the second where there is none).
+for col in 2 3; do
+	heaviest[col]=$(awk -v c="$col" '!/^#/ && NF >= 2 {
+			w = c == 2 ? $2 : (NF >= 3 ? $3 : $2 * 6)
+			if (w + 0 > max) { max = w + 0; p = $1 }
+		}
+		END { print p }' "$REPO/selftests/durations.txt")
+done
+check_eq "Debian's plan starts with the heaviest program on Debian's kernel" \
+	"${heaviest[2]}" "$(KVOD_TIER=debug KVOD_GUESTS=1 plan | sed 's/^guest 1: \([^ ]*\).*/\1/')"
+check_eq "the debug kernel's plan starts with the heaviest there" \
+	"${heaviest[3]}" "$(KVOD_TIER=debug KVOD_KERNEL=debug KVOD_GUESTS=1 plan | sed 's/^guest 1: \([^ ]*\).*/\1/')"
 check_eq "no guest without a program (one would run them all)" \
 	"guest 1: unload.sh" "$(KVOD_GUESTS=4 plan unload.sh)"
 for bad in 0/3 4/3 3 x/y 1/0; do
