@@ -109,13 +109,10 @@ htmldocs:
 # Two guests: software emulation runs a guest on one host core, so one
 # guest would leave the second core idle and take the CI past its hour.
 # This tier leaves some programs and transports to the debug tier
-# (Documentation/testing.rst, "What each tier runs"). The race tests,
-# when named here, stress for 30 s each (lib/race.sh: 60 s times
-# KVOD_TIMEOUT_SCALE elsewhere, 240 s on the debug kernel).
+# (Documentation/testing.rst, "What each tier runs").
 test: setup
 	$(MAKE) all selftests siw
-	KVOD_GUESTS=$${KVOD_GUESTS:-2} \
-	KVOD_STRESS_SECONDS=$${KVOD_STRESS_SECONDS:-30} selftests/run-tests
+	KVOD_GUESTS=$${KVOD_GUESTS:-2} selftests/run-tests
 
 # The debug tier (Documentation/testing.rst). The modules are built from
 # a copy of the sources in build/debug (kvod.ko in build/debug/kmod,

@@ -50,8 +50,8 @@ relisten() {
 }
 
 # relisten_then_serve: UNLISTEN and LISTEN at once (with rmmod), then the
-# listener stays for race_serve_pause (back to back, the rmmod below found
-# no reader attached in 240 s on the debug kernel).
+# listener stays for race_serve_pause (back to back, the rmmod below could
+# wait its whole period on the debug kernel without a reader attached).
 # shellcheck disable=SC2317 # race_rmmod_while calls it
 relisten_then_serve() {
 	"$KVODCTL" unlisten rdma "$RXE_EP" && "$KVODCTL" listen rdma "$RXE_EP"
