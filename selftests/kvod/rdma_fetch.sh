@@ -88,12 +88,15 @@ check_eq "$n random ranges, byte-exact" "" "$bad"
 
 # 6.12's siw wrote past a header that came in three pieces and crashed
 # (Documentation/rdma.rst, "Deep READ queues"; selftests/qemu/siw/0003).
+# Each 4 KiB READ is a request; the debug kernel, whose KASAN sees such a
+# write the first time, takes a quarter of them (640).
 desc="64 READs outstanding, their requests cut across 1500-byte segments: byte-exact"
+len=$(((10 * MiB + 12345) / ${KVOD_TIMEOUT_SCALE:-1}))
 if lo_cut; then
 	got=$(timeout "$(time_limit 120)" "$KVOD_FETCH" -q --chunk 4k --depth 64 \
-		"$RDMA_URL/small" | sha256sum)
+		--length "$len" "$RDMA_URL/small" | sha256sum)
 	lo_uncut
-	check_eq "$desc" "$want" "$got"
+	check_eq "$desc" "$(head -c "$len" "$RDMA_TMP/small" | sha256sum)" "$got"
 else
 	lo_uncut
 	ktap_fail "$desc (lo could not be set up: MTU, offloads or netem)"
