@@ -243,9 +243,10 @@ change_class() {
 	esac
 }
 
-# pause SECONDS: let the traffic run (longer on a slow kernel).
+# pause SECONDS: let the traffic run. Its senders pace in real time, so
+# a second carries about as many packets on a slow kernel.
 pause() {
-	sleep "$(time_limit "$1")"
+	sleep "$1"
 }
 
 # change_under_traffic KIND: tsock's limit (which drops) and late policy,
