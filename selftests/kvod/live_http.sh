@@ -259,7 +259,10 @@ check_eq "... and none of them woke a reader (kvod_http_conn_queue)" 0 \
 # 2 s, it counts from the response's next progress, which the reader
 # makes by reading 64 KiB once (SIGUSR1) before it stops again. The
 # writer feeds PIN_CHUNKS, many times that bound (rounds: a quarter as
-# many on the debug kernel, still past it).
+# many on the debug kernel). The readers' receive buffers are small, so
+# that kvod's bound stops the queue and not what a reader's kernel takes
+# in: with the default buffer, which grows, a reader took in all 5000
+# chunks of the debug kernel's feed and left TCP's queue empty.
 PIN_CHUNKS=$(rounds 20000)
 sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304"
 "$KVODCTL" live create pin --chunk 188 --chunks 256 ||
@@ -285,9 +288,9 @@ signal.signal(signal.SIGUSR2, reset)
 while True:
     time.sleep(600)' "$HTTP_ADDR" "$HTTP_PORT" "$1" "${2:-pin}" "${3:-0}"
 }
-stalled_reader "$TMP/stalled.ready" &
+stalled_reader "$TMP/stalled.ready" pin 16384 &
 stalled=$!
-stalled_reader "$TMP/resetter.ready" &
+stalled_reader "$TMP/resetter.ready" pin 16384 &
 resetter=$!
 readers_ready test -e "$TMP/stalled.ready" -a -e "$TMP/resetter.ready"
 wait_test "$(time_limit 30)" = 2 movie_clients pin
