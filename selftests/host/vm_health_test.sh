@@ -65,7 +65,7 @@ check_log() {
 }
 
 ktap_header
-ktap_plan $((${#BAD[@]} + 26))
+ktap_plan $((${#BAD[@]} + 29))
 
 check_log "clean boot log passes" 0 "$CLEAN"
 check_log "taint O|E (12288) passes" 0 "$CLEAN" 12288
@@ -172,6 +172,18 @@ check_eq "... but without programs' marks they are leaks" "leaks" \
 rc=0
 "$VM_RUN" --bogus-option >/dev/null 2>&1 || rc=$?
 check_eq "bad usage exits 126" 126 "$rc"
+rc=0
+err=$("$VM_RUN" --disk "$TMP/no-such.img" -- true 2>&1 >/dev/null) || rc=$?
+check_eq "--disk of a missing file: exit 126, and says so" \
+	"126 yes" "$rc $([[ $err == *"no-such.img: not a readable file"* ]] && echo yes)"
+touch "$TMP/a,b.img"
+rc=0
+"$VM_RUN" --disk "$TMP/a,b.img" -- true >/dev/null 2>&1 || rc=$?
+check_eq "--disk with a comma in its name is refused" 126 "$rc"
+rc=0
+err=$(KVOD_VM_MEM=lots "$VM_RUN" -- true 2>&1 >/dev/null) || rc=$?
+check_eq "KVOD_VM_MEM not a size: exit 126, and says so" \
+	"126 yes" "$rc $([[ $err == *"KVOD_VM_MEM wants a size"* ]] && echo yes)"
 
 # kvm-probe: a verdict within its timeout, whatever this machine is.
 start=$SECONDS
