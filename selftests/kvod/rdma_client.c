@@ -39,8 +39,8 @@
  *	print "connected: yes" and hold the connection for SECONDS
  *   rdma_client [-p PORT] HOST idle NAME SECONDS FILE
  *	connect, read the table, print "connected: yes", do nothing for
- *	SECONDS, then READ the movie's first 4 KiB (or less) into FILE:
- *	"idle_read: OUTCOME"
+ *	SECONDS or until SIGUSR1, then READ the movie's first 4 KiB (or
+ *	less) into FILE: "idle_read: OUTCOME"
  *   rdma_client [-p PORT] HOST dereg NAME
  *	post READs of the movie's first 8 MiB (or less), 1 MiB each, into
  *	one MR, deregister the MR at once, with the READs in flight, and
@@ -62,6 +62,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,8 +303,14 @@ static int cmd_table(const char *name)
 	return 0;
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
 static int cmd_idle(const char *name, int secs, const char *file)
 {
+	struct sigaction sa = { .sa_handler = on_usr1 };
 	struct kvod_conn c;
 	char *buf = NULL;
 	uint32_t len;
@@ -312,6 +319,9 @@ static int cmd_idle(const char *name, int secs, const char *file)
 
 	if (secs < 1)
 		return 2;
+	/* No SA_RESTART: SIGUSR1 ends the sleep() below. */
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
 	if (open_movie(&c, name))
 		return 1;
 	printf("connected: yes\n");
