@@ -253,30 +253,33 @@ big_ranges() {
 
 # The movie is sparse, random only where the check READs and zeros
 # elsewhere: writing 1 GiB of page cache took two minutes of a debug
-# guest, and as long again to free. A READ that lands a page, an MR or a
+# guest, and half a minute more to free. A READ that lands a page, an MR or a
 # segment off gets other random bytes or zeros. Where it READs depends
 # on the segments kvod makes of the movie, so the movie is added to learn
 # them, the ranges filled, and added again under a new name, until its
 # segments are the ones whose ranges were filled.
 truncate -s "$big" "$RDMA_TMP/big"
-filled='' segs='' bigname=''
+filled='' segs='' bigname='' stable=''
 for ((try = 0; try < 3; try++)); do
 	[ -z "$bigname" ] || "$KVODCTL" del "$bigname"
 	bigname=big$try
 	if ! "$KVODCTL" add "$bigname" "$RDMA_TMP/big"; then
-		segs='' bigname=''
+		bigname=''
 		break
 	fi
 	segs=$("$RDMA_CLIENT" "$RXE_ADDR" table "$bigname" |
 		awk '/^seg:/ { print $2 }')
-	[ "$segs" != "$filled" ] || break
+	if [ -n "$segs" ] && [ "$segs" = "$filled" ]; then
+		stable=yes
+		break
+	fi
 	for r in $(big_ranges "$segs"); do
 		head -c "${r#*:}" /dev/urandom | dd of="$RDMA_TMP/big" bs=1M \
 			seek="${r%:*}" oflag=seek_bytes conv=notrunc status=none
 	done
 	filled=$segs
 done
-if [ -n "$segs" ] && [ "$segs" = "$filled" ]; then
+if [ "$stable" = yes ]; then
 	ktap_print_msg "$bigname: segments at $(tr '\n' ' ' <<<"$segs")"
 	bad=
 	for r in $(big_ranges "$segs"); do
