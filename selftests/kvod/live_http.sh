@@ -265,7 +265,9 @@ check_eq "... and none of them woke a reader (kvod_http_conn_queue)" 0 \
 # buffer, which grows, a reader took in 5000 chunks and left TCP's queue
 # empty). The writer feeds 2500 chunks at a time until both queues hold
 # 1000 chunks or more, then 2500 more: the debug kernel's queues held
-# 300 to 600 chunks after 5000, Debian's reached the bound by then.
+# 300 to 600 chunks after 5000, Debian's reached the bound by then. The
+# send timeout waits meanwhile, stretched: the debug kernel filled one
+# queue a minute or more before the other, which it then reset.
 sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304"
 "$KVODCTL" live create pin --chunk 188 --chunks 256 ||
 	ktap_bail_out "cannot create channel pin"
@@ -301,6 +303,7 @@ pin_queues() {
 	q=$(ss -Htn state established "( sport = :$HTTP_PORT )" |
 		awk '{ print $2 }' | sort -n | paste -sd' ')
 }
+time_limit 120 >"$PARAMS/http_send_timeout"
 PIN_CHUNKS=0
 full=0
 while ((PIN_CHUNKS < 40000 && full < 2)); do
