@@ -139,11 +139,12 @@ done
 ktap_print_msg "$rounds namespaces deleted in $RACE_SECONDS s"
 check_eq "every namespace took its listeners and pushes along" 0 "$leftover"
 race_check http "HTTP downloads from a dying namespace: whole or cut, never hung"
-ktap_print_msg "push: $(race_summary push)"
+race_tally "$RACE_TMP/push.out"
+ktap_print_msg "push: $(race_format)"
 # A push may deliver nothing when the namespace dies first ("err"), but
 # every round must have started its pushes.
 check_eq "the received push: whole or an exact prefix, never corrupt or hung; every push started" \
-	"0 0 0" "$(race_count push corrupt) $(race_count push hung) $unstarted"
+	"0 0 0" "${RACE_TALLY[corrupt]} ${RACE_TALLY[hung]} $unstarted"
 kvod_stats
 check_eq "nothing of kvod left in any namespace, no reader on the movie" \
 	"0 0 0" \

@@ -271,22 +271,20 @@ race_tally() {
 	done
 }
 
-# race_count NAME WORD: how many runs of loop NAME ended in WORD.
-race_count() {
-	race_tally "$RACE_TMP/$1.out"
-	echo "${RACE_TALLY[$2]:-0}"
-}
-
-# race_summary NAME: "ok=N err=N corrupt=N hung=N lossy=N cut=N" of loop
-# NAME.
-race_summary() {
+# race_format: "ok=N err=N corrupt=N hung=N lossy=N cut=N" of RACE_TALLY.
+race_format() {
 	local w out=
 
-	race_tally "$RACE_TMP/$1.out"
 	for w in ok err corrupt hung lossy cut; do
 		out+="$w=${RACE_TALLY[$w]} "
 	done
 	echo "${out% }"
+}
+
+# race_summary NAME: race_format of loop NAME.
+race_summary() {
+	race_tally "$RACE_TMP/$1.out"
+	race_format
 }
 
 # race_check NAME DESC: one KTAP result for loop NAME: no corrupt, hung
@@ -294,8 +292,8 @@ race_summary() {
 race_check() {
 	local name=$1 desc=$2 f
 
-	ktap_print_msg "$name: $(race_summary "$name")"
 	race_tally "$RACE_TMP/$name.out"
+	ktap_print_msg "$name: $(race_format)"
 	if ((RACE_TALLY[corrupt] == 0 && RACE_TALLY[hung] == 0 &&
 		RACE_TALLY[cut] == 0 && RACE_TALLY[ok] > 0)); then
 		ktap_pass "$desc"
