@@ -19,18 +19,17 @@ frames() {
 ktap_header
 ktap_plan 5
 http_setup
-for f in sample.ts sample.mp4; do
-	{ ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
-		-c:v mpeg4 -g 25 "$TMP/$f" && "$KVODCTL" add "$f" "$TMP/$f"; } ||
-		ktap_bail_out "cannot make $f"
-done
+media_into TS sample.ts
+media_into MP4 sample.mp4
+"$KVODCTL" add sample.ts "$TS" || ktap_bail_out "cannot add sample.ts"
+"$KVODCTL" add sample.mp4 "$MP4" || ktap_bail_out "cannot add sample.mp4"
 
-n=$(frames "$TMP/sample.ts")
+n=$(frames "$TS")
 check_ok "the sample decodes ($n frames)" test "${n:-0}" -gt 0
 check_eq "ffprobe over HTTP: same frames as the file (MPEG-TS)" "$n" \
 	"$(frames "$URL/sample.ts")"
 p0=$(http_counter 206)
-n=$(frames "$TMP/sample.mp4")
+n=$(frames "$MP4")
 check_eq "ffprobe over HTTP: same frames as the file (MP4, moov at end; $n)" \
 	"decodes $n" "$([ "${n:-0}" -gt 0 ] && echo decodes) $(frames "$URL/sample.mp4")"
 check_ok "... which took Range requests" test "$(http_counter 206)" -gt "$p0"

@@ -393,14 +393,14 @@ else
 fi
 
 # --- A real encoder and a real player -------------------------------------
-# Four seconds of test pattern and tone, encoded first and then replayed
-# in real time (lib/live.sh): ffmpeg feeds the channel as an encoder
-# would, without the cost of encoding while the clients run.
-live_encode 4 >"$RDMA_TMP/clip.ts" ||
-	ktap_bail_out "ffmpeg cannot encode the clip"
+# Four seconds of test pattern and tone, encoded by make selftests and
+# replayed in real time (lib/live.sh): ffmpeg's output feeds the channel
+# as an encoder would, without the cost of encoding while the clients
+# run.
+media_into CLIP clip.ts
 "$KVODCTL" live create tvf --rdma --chunk 3760 --chunks 256 ||
 	ktap_bail_out "cannot create channel tvf"
-{ live_replay "$RDMA_TMP/clip.ts" | "$KVODCTL" live feed tvf; } \
+{ live_replay "$CLIP" | "$KVODCTL" live feed tvf; } \
 	2>"$RDMA_TMP/tvf.feed" &
 wait_test "$(time_limit 30)" -gt 10 movie_field tvf chunks_done ||
 	ktap_print_msg "tvf: $(movie_field tvf chunks_done) chunks done after $(time_limit 30) s"

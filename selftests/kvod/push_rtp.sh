@@ -35,10 +35,8 @@ frames() {
 }
 
 # 4 s of 160x120 video, MPEG-TS.
-ffmpeg -v error -nostdin -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
-	-c:v mpeg4 -g 25 -f mpegts "$TMP/m.ts" ||
-	ktap_bail_out "ffmpeg cannot make a sample"
-SIZE=$(stat -c %s "$TMP/m.ts")
+media_into M sample.ts
+SIZE=$(stat -c %s "$M")
 RATE=$((SIZE * 8 / 4))			# the movie's own rate: 4 s
 PPS=$(awk -v r="$RATE" 'BEGIN { print r / (1316 * 8) }')
 NPKT=$((SIZE / 1316 + (SIZE % 1316 >= 188)))
@@ -48,9 +46,9 @@ kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
 kvod_load || ktap_bail_out "insmod kvod failed"
 netns_up || ktap_bail_out "netns setup failed"
 qd add root tsock || ktap_bail_out "tc qdisc add failed"
-"$KVODCTL" add m "$TMP/m.ts" --bitrate "$RATE" >/dev/null ||
+"$KVODCTL" add m "$M" --bitrate "$RATE" >/dev/null ||
 	ktap_bail_out "kvodctl add failed"
-"$KVODCTL" add nobitrate "$TMP/m.ts" >/dev/null
+"$KVODCTL" add nobitrate "$M" >/dev/null
 
 # bound PORT: something listens on UDP PORT in the receiver's namespace.
 bound() {
@@ -104,7 +102,7 @@ check_eq "the movie has no client left" 0 \
 # Its socket holds the whole stream (a few hundred KB): on the debug
 # kernel beside other guests ffprobe fell behind the 2x push and its
 # default buffer overflowed (70 of 100 frames, 2026-11-28).
-want=$(frames "$TMP/m.ts")
+want=$(frames "$M")
 sysctl -qw net.core.rmem_max=$((16 << 20))
 rx timeout "$(time_limit 40)" ffprobe -v error -buffer_size $((16 << 20)) \
 	-timeout "$(time_limit 3)000000" -count_frames \
@@ -241,7 +239,7 @@ check_ok "its push ends at the end of the pass" wait_for "$(time_limit 20)" no_p
 check_ok "and the memory is freed" wait_for 5 no_zombies
 
 # --- namespace deleted under a push; module unload with one running ---
-"$KVODCTL" add m "$TMP/m.ts" --bitrate "$RATE" >/dev/null
+"$KVODCTL" add m "$M" --bitrate "$RATE" >/dev/null
 tx "$KVODCTL" push m "udp://$ADDR_RX:5008" --loop >/dev/null
 check_eq "a push runs in the namespace" 1 "$(pushes)"
 netns_down

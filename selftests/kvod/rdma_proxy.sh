@@ -97,10 +97,8 @@ rdma_test_start
 MiB=$((1 << 20))
 movie_add alpha $((20 * MiB + 4321)) || ktap_bail_out "cannot add a movie"
 movie_add beta $((5 * MiB)) || ktap_bail_out "cannot add a movie"
-{ ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
-	-c:v mpeg4 -g 25 "$RDMA_TMP/sample.mp4" &&
-	"$KVODCTL" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
-	ktap_bail_out "cannot make sample.mp4"
+media_into SAMPLE sample.mp4
+"$KVODCTL" add sample.mp4 "$SAMPLE" || ktap_bail_out "cannot add sample.mp4"
 
 # The proxy's --timeout per connect step, scaled on slow kernels, but
 # over iWARP under 10 s: siw gives up on a server that has not answered
@@ -305,7 +303,7 @@ kill "$proxy3"
 wait "$proxy3"
 proxy3=
 
-n=$(frames "$RDMA_TMP/sample.mp4")
+n=$(frames "$SAMPLE")
 # (the file's count first shown to be one: two failures would be equal)
 check_eq "ffprobe through the proxy: same frames as the file (moov at end; $n)" \
 	"decodes $n" "$([ "${n:-0}" -gt 0 ] && echo decodes) $(frames "$PURL/sample.mp4")"
@@ -315,7 +313,7 @@ check_ok "ffmpeg seeks into the middle (-ss 2) through the proxy" \
 # VLC through the proxy remuxes as many frames as from the file itself.
 vdir=$(mktemp -d)
 chmod 755 "$vdir"
-cp "$RDMA_TMP/sample.mp4" "$vdir/"
+cp "$SAMPLE" "$vdir/"
 n=$(vlc_frames "$vdir/sample.mp4")
 rm -rf "$vdir"
 check_eq "VLC (cvlc) through the proxy: as many frames as from the file ($n)" \

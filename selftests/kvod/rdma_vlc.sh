@@ -52,11 +52,10 @@ rdma_test_start
 chmod a+rw /dev/infiniband/* 2>/dev/null
 
 chmod 755 "$RDMA_TMP"
-{ ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=25 -t 4 \
-	-c:v mpeg4 -g 25 "$RDMA_TMP/sample.mp4" &&
-	chmod 644 "$RDMA_TMP/sample.mp4" &&
+media_into SAMPLE sample.mp4
+{ cp "$SAMPLE" "$RDMA_TMP/sample.mp4" && chmod 644 "$RDMA_TMP/sample.mp4" &&
 	"$KVODCTL" add sample.mp4 "$RDMA_TMP/sample.mp4"; } ||
-	ktap_bail_out "cannot make sample.mp4"
+	ktap_bail_out "cannot add sample.mp4"
 
 check_eq "VLC lists the kvod access module" 1 \
 	"$(VLC_PLUGIN_PATH=$PLUGIN_DIR runuser -u nobody -- cvlc --list 2>/dev/null |

@@ -272,6 +272,14 @@ kv_into() {
 	done
 }
 
+# media_into VAR NAME: set VAR to the path of NAME, one of the media
+# that make selftests encodes (MEDIA in selftests/Makefile: sample.mp4,
+# sample.ts, clip.ts); bail out if it was not built.
+media_into() {
+	printf -v "$1" '%s' "$KVOD_SELFTESTS/kvod/$2"
+	[ -r "${!1}" ] || ktap_bail_out "${!1} not built (make selftests)"
+}
+
 # sha_count SUM FILE...: how many FILEs have the sha256 SUM (the hex
 # digest alone), with one sha256sum for them all rather than a process
 # or more a file.

@@ -59,7 +59,8 @@ live_feed() {
 # on the debug kernel ffmpeg's time is mostly system time, and it fell
 # behind real time by about 50 times beside live_ffprobe.sh's clients.
 # Run it once, short, before a timed part: loading ffmpeg took 174 s in
-# a fresh debug guest, where its libraries come over 9p.
+# a fresh debug guest, where its libraries come over 9p. make selftests
+# encodes live_rdma.sh's clip with it on the host (clip.ts).
 live_encode() {
 	local secs=$1
 
