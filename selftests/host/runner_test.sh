@@ -54,7 +54,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 37
+ktap_plan 40
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -187,6 +187,14 @@ check_eq "the debug tier runs all of them" \
 check_eq "a tier-debug program named runs in make test's tier" "b.sh@siw" \
 	"$(KVOD_TIER='' suite_programs "$TMP/tier" b@siw | xargs -n1 basename)"
 
+# Guests: "# guest: library" is left out of the default list but for
+# KVOD_GUEST=library, whose list has nothing else.
+printf '# guest: library\necho 1..0\n' >"$TMP/tier/c.sh"
+check_eq "a library guest's program is not in the default list" "a.sh|a.sh@siw" \
+	"$(KVOD_TESTS='' KVOD_TIER='' suite_programs "$TMP/tier" | xargs -n1 basename | paste -sd'|')"
+check_eq "KVOD_GUEST=library lists only those" "c.sh" \
+	"$(KVOD_TESTS='' KVOD_TIER='' KVOD_GUEST=library suite_programs "$TMP/tier" | xargs -n1 basename)"
+
 # --plan: what each guest would run, on the real suite, booting nothing.
 # The shards of KVOD_SHARD=I/N are the whole suite once: every program
 # in exactly one shard.
@@ -210,9 +218,12 @@ for col in 2 3; do
 		END { print p }' "$REPO/selftests/durations.txt")
 done
 check_eq "Debian's plan starts with the heaviest program on Debian's kernel" \
-	"${heaviest[2]}" "$(KVOD_TIER=debug KVOD_GUESTS=1 plan | sed 's/^guest 1: \([^ ]*\).*/\1/')"
+	"${heaviest[2]}" "$(KVOD_TIER=debug KVOD_GUESTS=1 plan | sed -n 's/^guest 1: \([^ ]*\).*/\1/p')"
 check_eq "the debug kernel's plan starts with the heaviest there" \
-	"${heaviest[3]}" "$(KVOD_TIER=debug KVOD_KERNEL=debug KVOD_GUESTS=1 plan | sed 's/^guest 1: \([^ ]*\).*/\1/')"
+	"${heaviest[3]}" "$(KVOD_TIER=debug KVOD_KERNEL=debug KVOD_GUESTS=1 plan | sed -n 's/^guest 1: \([^ ]*\).*/\1/p')"
+check_eq "the library guest's programs are dealt as one, and run after a guest" \
+	"guest 1:|library, after guest 1: library_disk.sh|guest 2: http_fetch.sh" \
+	"$(KVOD_GUESTS=2 plan library_disk.sh http_fetch.sh | paste -sd'|')"
 check_eq "no guest without a program (one would run them all)" \
 	"guest 1: unload.sh" "$(KVOD_GUESTS=4 plan unload.sh)"
 for bad in 0/3 4/3 3 x/y 1/0; do

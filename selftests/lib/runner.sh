@@ -32,6 +32,12 @@
 # and the transports written T:debug in its transports line. Programs
 # named on the command line or in $KVOD_TESTS run in any tier.
 #
+# Guests: a shell test whose top comment block has a line "# guest: KIND"
+# needs a guest booted for it (selftests/run-tests boots KIND library
+# with the library's disk and less memory); the default list has the
+# programs of $KVOD_GUEST's kind only, those with no such line when it
+# is unset.
+#
 # With KVOD_RESULTS set, each program's unindented output is also saved
 # as $KVOD_RESULTS/SUITE/NAME.log.
 #
@@ -94,11 +100,17 @@ test_transports() {
 	echo "${out# }"
 }
 
+# in_guest PATH: whether program PATH is for this kind of guest (see
+# "Guests" above).
+in_guest() {
+	[ "$(header_line "$1" guest)" = "${KVOD_GUEST:-}" ]
+}
+
 # suite_programs DIR [NAME...]: the programs to run, a path a line, in
 # order: NAME..., or else the names in $KVOD_TESTS, or else DIR/*_test
-# then DIR/*.sh of this tier, each in glob order (run_guest.sh sets
-# LC_COLLATE=C), then the other-transport runs (PATH@T) of those shell
-# tests. A NAME with a "/" is a path; otherwise a file in DIR, where
+# then DIR/*.sh of this tier and guest, each in glob order (run_guest.sh
+# sets LC_COLLATE=C), then the other-transport runs (PATH@T) of those
+# shell tests. A NAME with a "/" is a path; otherwise a file in DIR, where
 # ".sh" may be left out; either may end in @T.
 suite_programs() {
 	local dir=$1 name f t at
@@ -114,7 +126,7 @@ suite_programs() {
 		shopt -s nullglob
 		for f in "$dir"/*_test "$dir"/*.sh; do
 			if [ -f "$f" ] && { [[ $f == *.sh ]] || [ -x "$f" ]; } &&
-				in_tier "$f"; then
+				in_tier "$f" && in_guest "$f"; then
 				names+=("${f##*/}")
 				for t in $(test_transports "$f"); do
 					extra+=("${f##*/}@$t")
