@@ -8,8 +8,7 @@
 # built in a temporary cache and read back with debugfs (no mount).
 set -uo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/../.." && pwd)
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=selftests/lib/ktap.sh
 . "$REPO/selftests/lib/ktap.sh"
 
