@@ -26,7 +26,7 @@ image_cat() {
 }
 
 ktap_header
-ktap_plan 14
+ktap_plan 16
 
 "$PAT" gen 7 100000 >"$TMP/t7"
 check_eq "gen: the size asked for" 100000 "$(stat -c %s "$TMP/t7")"
@@ -51,8 +51,18 @@ check_eq "a range from the wrong offset is wrong" \
 head -c 999 "$TMP/t7" | "$PAT" check 7 0 1000 >/dev/null 2>"$TMP/err"
 check_eq "a short range, when its length is given" \
 	"1 mkpattern: title 7: 999 of 1000 bytes from offset 0" "$? $(cat "$TMP/err")"
-"$PAT" gen 7 -1 >/dev/null 2>"$TMP/err"
-check_eq "a bad number: exit 2, named" "2 mkpattern: bad SIZE: -1" "$? $(cat "$TMP/err")"
+head -c 1001 "$TMP/t7" | "$PAT" check 7 0 1000 >/dev/null 2>"$TMP/err"
+check_eq "a long one" \
+	"1 mkpattern: title 7: more than 1000 bytes from offset 0" "$? $(cat "$TMP/err")"
+bad=
+for n in -1 " 1" 010x 0x10 ""; do
+	"$PAT" gen 7 "$n" >/dev/null 2>"$TMP/err"
+	rc=$?
+	[ "$rc $(cat "$TMP/err")" = "2 mkpattern: bad SIZE: $n" ] ||
+		bad+=" '$n': $rc $(cat "$TMP/err");"
+done
+check_eq "a bad number (-1, ' 1', 010x, 0x10, ''): exit 2, named" "" "$bad"
+check_eq "numbers are decimal: 010 is ten" 10 "$("$PAT" gen 7 010 | wc -c)"
 
 "$LIB" --print 3 2 >/dev/null 2>&1
 check_eq "--print before the build: exit 1" 1 "$?"

@@ -13,7 +13,8 @@
  * range of a title is checked by making it again, without the file it
  * was written to. check prints "ok N bytes" and exits 0, or names the
  * first wrong byte (and the title and offset its block claims to be) and
- * exits 1; a short input is wrong too when LEN is given. Exit 2: usage.
+ * exits 1; when LEN is given, an input shorter or longer than LEN is
+ * wrong too. Numbers are decimal. Exit 2: usage.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,8 +33,8 @@ static uint64_t get_u64(const char *s, const char *what)
 	unsigned long long v;
 
 	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *s == '-') {
+	v = strtoull(s, &end, 10);
+	if (errno || *s < '0' || *s > '9' || *end) {
 		fprintf(stderr, "mkpattern: bad %s: %s\n", what, s);
 		exit(2);
 	}
@@ -124,7 +125,10 @@ static int gen(uint64_t id, uint64_t size)
 	return 0;
 }
 
-/* What the block holding @p (at title offset @at) says it is. */
+/*
+ * What the block holding title offset @at says it is, if its first 16
+ * bytes are among the @have bytes at @in, which start at offset @start.
+ */
 static void say_claim(const unsigned char *in, uint64_t start, uint64_t at,
 		      size_t have)
 {
@@ -169,6 +173,17 @@ static int check(uint64_t id, uint64_t off, int has_len, uint64_t len)
 		}
 		off += r;
 		got += r;
+	}
+	if (has_len && got == len) {
+		do
+			r = read(STDIN_FILENO, in, 1);
+		while (r < 0 && errno == EINTR);
+		if (r > 0) {
+			fprintf(stderr, "mkpattern: title %" PRIu64
+				": more than %" PRIu64 " bytes from offset %"
+				PRIu64 "\n", id, len, start);
+			return 1;
+		}
 	}
 	if (has_len && got != len) {
 		fprintf(stderr, "mkpattern: title %" PRIu64 ": %" PRIu64
