@@ -54,7 +54,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 40
+ktap_plan 43
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -232,6 +232,48 @@ for bad in 0/3 4/3 3 x/y 1/0; do
 	check_eq "KVOD_SHARD=$bad is refused" \
 		"2|run-tests: KVOD_SHARD=$bad: want I/N, 1 <= I <= N" "$rc|$out"
 done
+
+# run_guest and guest_chain, with vm-run stubbed: run-tests sourced (it
+# then only defines its functions), with boot_guest and boot_library
+# saying what they would boot and returning FAKE_RC's status for the
+# library guest.
+chains() {
+	(
+		# shellcheck source=selftests/run-tests
+		. "$REPO/selftests/run-tests"
+		boot_guest() {
+			local name=$1
+
+			shift
+			echo "$name ${KVOD_GUEST:-regular}${BOOT_DISK:+ disk}: ${*##*/}" >>"$TMP/boots"
+			: >"$KVOD_RESULTS/$name.log"
+			[ "$name" != library ] || return "${FAKE_RC:-0}"
+		}
+		boot_library() {
+			BOOT_DISK=img KVOD_GUEST=library boot_guest library "$@"
+		}
+		DURATIONS=$TMP/durations
+		: >"$TMP/boots"
+		KVOD_RESULTS=$TMP/chains
+		mkdir -p "$KVOD_RESULTS"
+		run_guest "$@" >/dev/null
+		sort "$TMP/boots" | paste -sd'|'
+		printf '%s\n' "${FAILURES[@]}" | grep -o 'kernel log clean.*' || :
+		ls -A "$KVOD_RESULTS" | grep -c '^\.' || :
+	)
+}
+printf '%s\n' "rdma_fetch.sh 100" "library_disk.sh 50" "http_fetch.sh 40" \
+	"http_serve.sh 30" >"$TMP/durations"
+check_eq "two guests, then the library guest with its disk after one" \
+	"library library disk: library_disk.sh|test-1 regular: rdma_fetch.sh|test-2 regular: http_fetch.sh http_serve.sh
+0" "$(KVOD_GUESTS=2 chains rdma_fetch.sh library_disk.sh http_fetch.sh http_serve.sh)"
+check_eq "one guest: its own list, then the library's" \
+	"library library disk: library_disk.sh|test regular: 
+0" "$(KVOD_GUESTS=1 chains)"
+check_eq "a library guest that fails counts as the library's failure" \
+	"library library disk: library_disk.sh
+kernel log clean: see the vm-run lines above ($TMP/chains/library.dmesg, $TMP/chains/library.console)
+0" "$(FAKE_RC=125 KVOD_GUESTS=2 chains library_disk.sh)"
 
 rc=0
 out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?
