@@ -16,12 +16,12 @@
 # shellcheck source=selftests/lib/library.sh
 . "$(dirname "$0")/../lib/library.sh"
 rdma_test_init
-library_up
 rdma_on_exit() {
 	"$KVODCTL" unlisten http "127.0.0.1:8080" 2>/dev/null
 	rdma_test_stop
 	library_down
 }
+library_up
 
 ktap_header
 ktap_plan 6

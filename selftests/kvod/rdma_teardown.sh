@@ -136,7 +136,8 @@ bounded() {
 }
 
 # Killed mid-READ: the connection goes, nothing else does. The victim
-# keeps up to 64 small READs in flight, playing at 8 Mbit/s for about a minute.
+# keeps up to 64 small READs in flight, playing at 8 Mbit/s (for about a
+# minute on Debian's kernel: it is killed within seconds).
 "$KVOD_FETCH" --rate 8M --cache 1000 --chunk 4k --depth 64 -o /dev/null \
 	"$RDMA_URL/film" 2>"$RDMA_TMP/victim.err" &
 victim=$!

@@ -31,9 +31,10 @@
 . "$(dirname "${BASH_SOURCE[0]}")/rdma.sh"
 kvod_require_guest
 
-# On the debug kernel (KVOD_TIMEOUT_SCALE above 1) a cycle costs four to
-# ten times as much, but its checkers report a bad access or lock order
-# the first time a path runs: 60 s there runs half Debian's rounds.
+# On the debug kernel (KVOD_TIMEOUT_SCALE above 1) a cycle costs about
+# five times as much, so 60 s there runs fewer rounds than 30 s on
+# Debian's; its checkers report a bad access or lock order the first
+# time a path runs.
 RACE_SECONDS=${KVOD_STRESS_SECONDS:-$((${KVOD_TIMEOUT_SCALE:-1} > 1 ? 60 : 30))}
 RACE_CLIENT_TIMEOUT=${RACE_CLIENT_TIMEOUT:-$((300 * ${KVOD_TIMEOUT_SCALE:-1}))}
 RACE_TMP=$(mktemp -d /tmp/kvod-race.XXXXXX)
@@ -353,8 +354,9 @@ race_readers() {
 			(.pushes | length)'
 }
 
-# race_serve_pause: the pause a cycle of race_rmmod_while's command ends
-# with: until kvod serves a client (race_readers; at most time_limit 10
+# race_serve_pause: the pause in each cycle of race_rmmod_while's
+# command (at its end; at its start in race_rdma_link.sh): until kvod
+# serves a client (race_readers; at most time_limit 10
 # s), then a second or two more (four or five on the debug kernel, by
 # time_limit), so that race_rmmod_while sees readers attached before its
 # rmmod. A fixed pause was not enough on a loaded host: clients that had
