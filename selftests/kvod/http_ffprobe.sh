@@ -8,13 +8,8 @@
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # shellcheck source=selftests/lib/http.sh
 . "$HERE/../lib/http.sh"
-
-# frames SOURCE: decoded video frames.
-frames() {
-	ffprobe -v error -count_frames -select_streams v:0 \
-		-show_entries stream=nb_read_frames -of csv=p=0 "$1" |
-		awk 'NF { print; exit }'
-}
+# shellcheck source=selftests/lib/media.sh
+. "$HERE/../lib/media.sh"
 
 ktap_header
 ktap_plan 5

@@ -15,6 +15,8 @@
 . "$(dirname "$0")/../lib/tsock.sh"
 # shellcheck source=selftests/lib/trace.sh
 . "$(dirname "$0")/../lib/trace.sh"
+# shellcheck source=selftests/lib/media.sh
+. "$(dirname "$0")/../lib/media.sh"
 
 ktap_header
 ktap_plan 40
@@ -28,11 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-frames() {
-	ffprobe -v error -count_frames -select_streams v:0 \
-		-show_entries stream=nb_read_frames -of csv=p=0 "$@" 2>/dev/null |
-		awk 'NF { print; exit }'
-}
 
 # 4 s of 160x120 video, MPEG-TS.
 media_into M sample.ts
