@@ -30,7 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-
 # 4 s of 160x120 video, MPEG-TS.
 media_into M sample.ts
 SIZE=$(stat -c %s "$M")

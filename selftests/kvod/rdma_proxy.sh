@@ -65,7 +65,6 @@ range() {
 	tail -c +$(($2 + 1)) "$1" | head -c $(($3 - $2 + 1))
 }
 
-
 # vlc_frames URL: the video frames VLC remuxes from URL into an MPEG-TS
 # on its stdout. VLC refuses to run as root, so it runs as nobody.
 vlc_frames() {

@@ -25,7 +25,6 @@ rdma_test_init
 # VLC finds the one make install put in its own directory.
 PLUGIN_DIR=${KVOD_REPO:+$KVOD_REPO/tools/vlc}
 
-
 # vlc SOURCE [ARGS...]: VLC (as nobody: it refuses to run as root) remuxes
 # SOURCE's video into an MPEG-TS in $RDMA_TMP/vlc.ts; its log (errors
 # only) goes to $RDMA_TMP/vlc.log.
