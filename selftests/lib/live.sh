@@ -55,12 +55,10 @@ live_feed() {
 }
 
 # live_encode SECS [INPUT OPTIONS]: SECS of test pattern and tone, as
-# MPEG-TS on stdout (about 0.1 s a 3760-byte chunk). One encoder thread:
-# on the debug kernel ffmpeg's time is mostly system time, and it fell
-# behind real time by about 50 times beside live_ffprobe.sh's clients.
-# Run it once, short, before a timed part: loading ffmpeg took 174 s in
-# a fresh debug guest, where its libraries come over 9p. make selftests
-# encodes live_rdma.sh's clip with it on the host (clip.ts).
+# MPEG-TS on stdout (about 0.1 s a 3760-byte chunk), one encoder thread.
+# make selftests encodes the live tests' clip with it on the host
+# (clip.ts): in a debug guest ffmpeg's time is mostly system time, and
+# it fell behind real time by about 50 times.
 live_encode() {
 	local secs=$1
 
@@ -130,12 +128,12 @@ wait_bounded() {
 	return 0
 }
 
-# live_replay FILE: FILE (MPEG-TS) on stdout at its own rate, looped
-# with continuous timestamps, for ever: a real-time feed whose ffmpeg
-# copies packets instead of encoding, which on the debug kernel did not
-# produce a chunk in 120 s.
+# live_replay FILE [OUTPUT OPTIONS]: FILE (MPEG-TS) on stdout at its own
+# rate, looped with continuous timestamps, for ever unless the options
+# say "-t SECS": a real-time feed whose ffmpeg copies packets instead of
+# encoding, which on the debug kernel did not produce a chunk in 120 s.
 live_replay() {
-	ffmpeg -v error -re -stream_loop -1 -i "$1" -c copy -f mpegts -
+	ffmpeg -v error -re -stream_loop -1 -i "$1" "${@:2}" -c copy -f mpegts -
 }
 
 # Readers of live channels over RDMA, for live_rdma.sh and
