@@ -65,13 +65,9 @@ range() {
 	tail -c +$(($2 + 1)) "$1" | head -c $(($3 - $2 + 1))
 }
 
-# vlc_frames URL: the video frames VLC remuxes from URL into an MPEG-TS
-# on its stdout. VLC refuses to run as root, so it runs as nobody.
+# vlc_frames URL: the video frames VLC remuxes from URL (lib/media.sh).
 vlc_frames() {
-	timeout "$(time_limit 120)" runuser -u nobody -- cvlc -q -I dummy \
-		--play-and-exit --no-audio "$1" \
-		--sout '#std{access=file,mux=ts,dst=-}' 2>/dev/null \
-		>"$RDMA_TMP/vlc.ts"
+	vlc_remux "$1" 2>/dev/null >"$RDMA_TMP/vlc.ts"
 	frames "$RDMA_TMP/vlc.ts"
 }
 

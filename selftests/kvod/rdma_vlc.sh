@@ -25,18 +25,12 @@ rdma_test_init
 # VLC finds the one make install put in its own directory.
 PLUGIN_DIR=${KVOD_REPO:+$KVOD_REPO/tools/vlc}
 
-# vlc SOURCE [ARGS...]: VLC (as nobody: it refuses to run as root) remuxes
-# SOURCE's video into an MPEG-TS in $RDMA_TMP/vlc.ts; its log (errors
-# only) goes to $RDMA_TMP/vlc.log.
+# vlc SOURCE [OPTION...]: VLC, with the tree's plugin, remuxes SOURCE's
+# video into an MPEG-TS in $RDMA_TMP/vlc.ts (lib/media.sh); its log
+# (errors only) goes to $RDMA_TMP/vlc.log.
 vlc() {
-	local src=$1
-
-	shift
-	timeout "$(time_limit 120)" runuser -u nobody -- \
-		env VLC_PLUGIN_PATH="$PLUGIN_DIR" cvlc -I dummy --play-and-exit \
-		--no-audio "$@" "$src" \
-		--sout '#std{access=file,mux=ts,dst=-}' \
-		2>"$RDMA_TMP/vlc.log" >"$RDMA_TMP/vlc.ts"
+	VLC_PLUGIN_PATH=$PLUGIN_DIR vlc_remux "$@" 2>"$RDMA_TMP/vlc.log" \
+		>"$RDMA_TMP/vlc.ts"
 }
 
 ktap_header

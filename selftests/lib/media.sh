@@ -7,10 +7,14 @@
 #
 #	frames SOURCE		the video frames ffprobe decodes from SOURCE
 #	vlc_version		the installed VLC's package version
-#	vlc_remux FILE		VLC remuxes FILE's video into an MPEG-TS on
-#				stdout: as nobody when root (VLC refuses to
-#				run as root), the file on its stdin, so that
-#				nobody need not reach its path
+#	vlc_remux SOURCE [OPTION...]
+#				VLC remuxes the video of SOURCE (a URL, or a
+#				file, which it reads on its stdin so that
+#				nobody need not reach its path) into an
+#				MPEG-TS on stdout, its messages on stderr:
+#				as nobody when root (VLC refuses to run as
+#				root), stopped after 120 s times
+#				$KVOD_TIMEOUT_SCALE
 #	vlc_reference		the frames VLC remuxes from sample.mp4: the
 #				count sample.vlc recorded if the same VLC
 #				made it, else counted now
@@ -26,11 +30,17 @@ vlc_version() {
 }
 
 vlc_remux() {
-	local as=()
+	local src=$1 in=/dev/stdin as=()
 
+	shift
+	if [ -f "$src" ]; then
+		in=$src
+		src=fd://0
+	fi
 	[ "$(id -u)" != 0 ] || as=(runuser -u nobody --)
-	"${as[@]}" cvlc -q -I dummy --play-and-exit --no-audio fd://0 \
-		--sout '#std{access=file,mux=ts,dst=-}' <"$1" 2>/dev/null
+	timeout $((120 * ${KVOD_TIMEOUT_SCALE:-1})) "${as[@]}" cvlc -I dummy \
+		--play-and-exit --no-audio "$@" "$src" \
+		--sout '#std{access=file,mux=ts,dst=-}' <"$in"
 }
 
 vlc_reference() {
@@ -43,7 +53,7 @@ vlc_reference() {
 		return
 	fi
 	tmp=$(mktemp)
-	vlc_remux "$dir/sample.mp4" >"$tmp"
+	vlc_remux "$dir/sample.mp4" >"$tmp" 2>/dev/null
 	frames "$tmp"
 	rm -f "$tmp"
 }
