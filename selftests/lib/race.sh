@@ -474,8 +474,8 @@ race_rmmod() {
 #				ATTR (failslab, fail_page_alloc) fails PROB %
 #				of the allocations with kvod on the stack
 #	fault_off		nothing fails any more
-#	fault_injected ATTR	how many allocations ATTR failed since its
-#				last fault_on (a positive control: a run
+#	fault_injected VAR ATTR	VAR: how many allocations ATTR failed since
+#				its last fault_on (a positive control: a run
 #				that injected nothing tested nothing)
 #	leak_mark, leak_check	kmemleak: note what is reported so far; fail
 #				if a report not noted goes through kvod (the
@@ -577,10 +577,14 @@ fault_on() {
 	fault_set "$a" probability "$p"
 }
 
-# fault_injected ATTR: failures ATTR injected since its last fault_on
-# (fault_off leaves the count alone).
+# fault_injected VAR ATTR: set VAR to the failures ATTR injected since
+# its last fault_on (fault_off leaves the count alone). Builtins only:
+# it is polled while the clients load the guest.
 fault_injected() {
-	echo $((FAULT_TIMES - $(cat "$FAULT_DIR/$1/times")))
+	local t=$FAULT_TIMES
+
+	read -r t <"$FAULT_DIR/$2/times"
+	printf -v "$1" %d $((FAULT_TIMES - t))
 }
 
 # fault_off: back to the defaults that matter: nothing fails, and
