@@ -37,36 +37,41 @@ tsock_require_tools() {
 	done
 }
 
+# The sender's and the receiver's MAC addresses, fixed so that each side
+# can be told the other's from the start (netns_up).
+MAC_TX=02:00:c6:12:00:01
+MAC_RX=02:00:c6:12:00:02
+
+# netns_up: the two namespaces and the veth pair between them, in four
+# processes (each namespace's setup in one ip -batch): a process start
+# costs a second or more on the debug kernel. Each side knows the other's
+# address for good (a permanent neighbour). A neighbour left to ARP goes
+# stale between streams, and on a slow kernel a resolution that misses
+# its probes drops a whole stream before the qdisc sees it: these tests
+# are about the qdisc.
 netns_up() {
-	ip netns add "$NS_TX" && ip netns add "$NS_RX" &&
-	ip link add "$DEV_TX" netns "$NS_TX" type veth \
-		peer name "$DEV_RX" netns "$NS_RX" &&
-	ip -n "$NS_TX" addr add "$ADDR_TX/24" dev "$DEV_TX" &&
-	ip -n "$NS_RX" addr add "$ADDR_RX/24" dev "$DEV_RX" &&
-	ip -n "$NS_TX" link set lo up && ip -n "$NS_RX" link set lo up &&
-	ip -n "$NS_TX" link set "$DEV_TX" up &&
-	ip -n "$NS_RX" link set "$DEV_RX" up &&
-	netns_neigh
-}
-
-# netns_neigh: each side knows the other's address for good. A
-# neighbour left to ARP goes stale between streams, and on a slow
-# kernel a resolution that misses its probes drops a whole stream
-# before the qdisc sees it: these tests are about the qdisc.
-netns_neigh() {
-	local mac_tx mac_rx
-
-	mac_tx=$(ip -n "$NS_TX" -j link show "$DEV_TX" | jq -r '.[0].address') &&
-	mac_rx=$(ip -n "$NS_RX" -j link show "$DEV_RX" | jq -r '.[0].address') &&
-	ip -n "$NS_TX" neigh replace "$ADDR_RX" dev "$DEV_TX" \
-		lladdr "$mac_rx" nud permanent &&
-	ip -n "$NS_RX" neigh replace "$ADDR_TX" dev "$DEV_RX" \
-		lladdr "$mac_tx" nud permanent
+	ip netns add "$NS_TX" && ip netns add "$NS_RX" || return 1
+	ip -n "$NS_TX" -batch - <<-EOF || return 1
+		link add $DEV_TX address $MAC_TX type veth \
+			peer name $DEV_RX address $MAC_RX netns $NS_RX
+		addr add $ADDR_TX/24 dev $DEV_TX
+		link set lo up
+		link set $DEV_TX up
+		neigh replace $ADDR_RX dev $DEV_TX lladdr $MAC_RX nud permanent
+	EOF
+	ip -n "$NS_RX" -batch - <<-EOF
+		addr add $ADDR_RX/24 dev $DEV_RX
+		link set lo up
+		link set $DEV_RX up
+		neigh replace $ADDR_TX dev $DEV_RX lladdr $MAC_TX nud permanent
+	EOF
 }
 
 netns_down() {
-	ip netns del "$NS_TX" 2>/dev/null
-	ip netns del "$NS_RX" 2>/dev/null
+	ip -force -batch - >/dev/null 2>&1 <<-EOF
+		netns del $NS_TX
+		netns del $NS_RX
+	EOF
 	true
 }
 
@@ -79,65 +84,120 @@ rx() {
 	ip netns exec "$NS_RX" "$@"
 }
 
+# tc in the sender's namespace is tc -n, not tx tc: one program start
+# less (ip's), which costs a second or more on the debug kernel.
+
 # qd ARGS...: tc qdisc ARGS on the sender's device.
 qd() {
 	local verb=$1
 
 	shift
-	tx tc qdisc "$verb" dev "$DEV_TX" "$@"
+	tc -n "$NS_TX" qdisc "$verb" dev "$DEV_TX" "$@"
 }
 
 # qstat KEY: a field of the root qdisc's JSON statistics.
 qstat() {
-	tx tc -s -j qdisc show dev "$DEV_TX" | jq -r ".[0].$1"
+	tc -n "$NS_TX" -s -j qdisc show dev "$DEV_TX" | jq -r ".[0].$1"
+}
+
+# qstats KEY...: the root qdisc's statistics KEY..., space-separated: one
+# look for several counters.
+qstats() {
+	local keys
+
+	printf -v keys '.%s,' "$@"
+	tc -n "$NS_TX" -s -j qdisc show dev "$DEV_TX" |
+		jq -r ".[0] | [${keys%,}] | map(tostring) | join(\" \")"
 }
 
 # qopt KEY...: the root qdisc's options KEY..., space-separated.
 qopt() {
 	local keys
 
-	keys=$(printf '.%s,' "$@")
-	tx tc -j qdisc show dev "$DEV_TX" |
+	printf -v keys '.%s,' "$@"
+	tc -n "$NS_TX" -j qdisc show dev "$DEV_TX" |
 		jq -r ".[0].options | [${keys%,}] | map(tostring) | join(\" \")"
+}
+
+# tc_batch VAR LINES [OPTION...]: run LINES, tc commands one a line (as
+# after "tc"), in one tc -batch with OPTIONs in the sender's namespace;
+# set VAR to what it said (both streams) and return its status. tc stops
+# at the first command that fails, after "Command failed -:N" (N its
+# line), or with -force goes on to the next. One process for them all: a
+# process start costs a second or more on the debug kernel.
+tc_batch() {
+	local var=$1 lines=$2 said rc=0
+
+	shift 2
+	# The redirections on exec, not on tc: bash then runs tc in the
+	# process of the command substitution, not in one more.
+	said=$(exec 2>&1 <<<"$lines"; tc -n "$NS_TX" "$@" -batch -) || rc=$?
+	printf -v "$var" %s "$said"
+	return "$rc"
 }
 
 # stream "RXARGS" TXARGS...: start txrecv in $NS_RX with RXARGS, run
 # txsend in $NS_TX with TXARGS, and set RX_OUT to txrecv's report and
-# TX_OUT to txsend's.
+# TX_OUT to txsend's. Its two halves serve a test that looks at the
+# qdisc while the packets wait there: stream_send returns once txsend
+# has handed them over, stream_wait once txrecv is done.
 stream() {
-	local rxargs=$1 out
+	stream_send "$@"
+	stream_wait
+}
+
+stream_send() {
+	local rxargs=$1 a line prev=''
+	local -a args
 
 	shift
 	# On a slow kernel (KVOD_TIMEOUT_SCALE) txsend takes seconds just to
-	# start: stretch the receiver's idle (-t) and total (-T) limits.
-	local -a args lines
-	local a prev=
-
+	# start: stretch the receiver's wait for the first packet (-w), its
+	# idle (-t) and total (-T) limits.
 	for a in $rxargs; do
-		[[ $prev != -[tT] ]] || a=$((a * ${KVOD_TIMEOUT_SCALE:-1}))
+		[[ $prev != -[tTw] ]] || a=$((a * ${KVOD_TIMEOUT_SCALE:-1}))
 		args+=("$a")
 		prev=$a
 	done
-	out=${TMPDIR:-/tmp}/kvod-stream.$$
-	rx "$TXRECV" -p "$PORT" "${args[@]}" >"$out" &
-	local pid=$!
-	# No packet may beat the bind: wait for txrecv to say it listens.
-	wait_for "$(time_limit 30)" file_has "$out" listening ||
-		ktap_print_msg "txrecv did not start"
-	TX_OUT=$(tx "$TXSEND" -d "$ADDR_RX:$PORT" "$@" 2>&1)
-	wait "$pid"
-	mapfile -t -s 1 lines <"$out"
-	RX_OUT=$(printf '%s\n' "${lines[@]}")
+	STREAM_RXARGS=$rxargs
+	STREAM_TXARGS=$*
+	# txrecv's report comes through a pipe, read by builtins: no file to
+	# poll or remove, and ip itself rather than rx, as a function would
+	# be one process more. No packet may beat the bind: wait for txrecv
+	# to say it listens.
+	exec {STREAM_FD}< <(ip netns exec "$NS_RX" "$TXRECV" -p "$PORT" \
+		"${args[@]}")
+	STREAM_PID=$!
+	read -r -t "$(time_limit 30)" -u "$STREAM_FD" line
+	[[ $line == listening* ]] || ktap_print_msg "txrecv did not start"
+	# (exec 2>&1 rather than a redirection on ip: see tc_batch)
+	TX_OUT=$(exec 2>&1; ip netns exec "$NS_TX" "$TXSEND" \
+		-d "$ADDR_RX:$PORT" "$@") || true
+}
+
+stream_wait() {
+	local -a lines words
+	local line n q=''
+
+	mapfile -t -u "$STREAM_FD" lines
+	exec {STREAM_FD}<&-
+	wait "$STREAM_PID"
+	printf -v RX_OUT '%s\n' "${lines[@]}"
 	RX_OUT=${RX_OUT%$'\n'}
-	rm -f "$out"
-	ktap_print_msg "txsend $*: $TX_OUT" "txrecv $rxargs: $RX_OUT" \
-		"qdisc: $(tx tc -s qdisc show dev "$DEV_TX" | grep -E 'backlog|flows')"
+	while IFS= read -r line; do
+		[[ $line != *backlog* && $line != *flows* ]] || q+=$line$'\n'
+	done < <(tc -n "$NS_TX" -s qdisc show dev "$DEV_TX")
+	ktap_print_msg "txsend $STREAM_TXARGS: $TX_OUT" \
+		"txrecv $STREAM_RXARGS: $RX_OUT" "qdisc: ${q%$'\n'}"
 	# Nothing arrived: say where the packets went.
-	[ "$(val received)" = 0 ] &&
-		ktap_print_msg "sender: $(tx ip -s link show "$DEV_TX" | tr -s ' \n' ' ')" \
-			"receiver: $(rx ip -s link show "$DEV_RX" | tr -s ' \n' ' ')" \
-			"receiver UDP: $(rx grep '^Udp:' /proc/net/snmp | tail -n1)"
-	true
+	kv_into n received "$RX_OUT"
+	[ "$n" = 0 ] || return 0
+	read -r -d '' -a words < <(ip -n "$NS_TX" -s link show "$DEV_TX")
+	line="sender: ${words[*]}"
+	read -r -d '' -a words < <(ip -n "$NS_RX" -s link show "$DEV_RX")
+	q=$(rx grep '^Udp:' /proc/net/snmp)
+	ktap_print_msg "$line" "receiver: ${words[*]}" \
+		"receiver UDP: ${q##*$'\n'}"
 }
 
 # val KEY: KEY's value in RX_OUT ("received=3 in_order=1" style).
