@@ -18,36 +18,91 @@ trap netns_down EXIT
 kmod_load sch_tsock || ktap_bail_out "insmod sch_tsock failed"
 netns_up || ktap_bail_out "netns setup failed"
 
+# shown: the first line of tc qdisc show, without its trailing blanks, in
+# SHOWN; shown_tsock: its lines that name tsock. By builtins: head, sed
+# or grep would be a process more each.
+shown() {
+	local out
+
+	out=$(qd show)
+	SHOWN=${out%%$'\n'*}
+	SHOWN=${SHOWN%"${SHOWN##*[! ]}"}
+}
+
+shown_tsock() {
+	local out line
+
+	SHOWN=
+	out=$(qd show)
+	while IFS= read -r line; do
+		[[ $line != *tsock* ]] || SHOWN+=${SHOWN:+$'\n'}$line
+	done <<<"$out"
+}
+
 # --- add, show, change ---
 check_ok "add with defaults" qd add root handle 1: tsock
+shown
+[[ $SHOWN =~ refcnt\ [0-9]* ]] && SHOWN=${SHOWN/"${BASH_REMATCH[0]}"/refcnt 2}
 check_eq "defaults shown" \
 	"qdisc tsock 1: root refcnt 2 clockid CLOCK_MONOTONIC horizon 2s late send tolerance 1ms slack 10us flow_limit 1000p limit 10000p" \
-	"$(qd show | head -n1 | sed 's/ *$//; s/refcnt [0-9]*/refcnt 2/')"
-check_eq "JSON horizon in us" 2000000 "$(qopt horizon_us)"
-check_eq "JSON offload off" false "$(qopt offload)"
+	"$SHOWN"
+read -r horizon_us offload <<<"$(qopt horizon_us offload)"
+check_eq "JSON horizon in us" 2000000 "$horizon_us"
+check_eq "JSON offload off" false "$offload"
 check_ok "change every option" qd change root tsock horizon 500ms late drop \
 	tolerance 2500us slack 50us flow_limit 50 limit 500
+shown
+[[ $SHOWN =~ ^.*refcnt\ [0-9]*\  ]] && SHOWN=${SHOWN#"${BASH_REMATCH[0]}"}
 check_eq "changes shown" \
 	"clockid CLOCK_MONOTONIC horizon 500ms late drop tolerance 2500us slack 50us flow_limit 50p limit 500p" \
-	"$(qd show | head -n1 | sed 's/.*refcnt [0-9]* //; s/ *$//')"
+	"$SHOWN"
 check_ok "change one option keeps the others" qd change root tsock slack 1ms
 check_eq "only slack changed" "drop 2500000 1000000 50" \
 	"$(qopt late tolerance_ns slack_ns flow_limit)"
 check_ok "same clockid is no change" qd change root tsock clockid CLOCK_MONOTONIC
 
 # --- kernel refusals through tc, with their extack messages ---
+# check_tc_err DESC MSG VERB ARGS...: tc qdisc VERB dev $DEV_TX ARGS
+# must fail and say MSG. The commands wait for check_tc_errs, which runs
+# them in one tc that goes on past a failure (-force -batch: a process
+# start costs a second or more on the debug kernel), and checks each in
+# turn by what tc said of it: its messages, then "Command failed -:N", N
+# its line. ARGS are words of tc's batch mode (a blank in quotes).
+TC_ERRS=()
 check_tc_err() {
-	local desc=$1 msg=$2 out rc=0
-
-	shift 2
-	out=$(qd "$@" 2>&1) || rc=$?
-	if [ "$rc" != 0 ] && [[ $out == *"$msg"* ]]; then
-		ktap_pass "$desc"
-	else
-		ktap_print_msg "tc qdisc $* exited $rc: $out"
-		ktap_fail "$desc"
-	fi
+	TC_ERRS+=("$1" "$2" "qdisc $3 dev $DEV_TX ${*:4}")
 }
+
+check_tc_errs() {
+	local -A said=()
+	local cmds='' text='' out line i n
+
+	for ((i = 2; i < ${#TC_ERRS[@]}; i += 3)); do
+		cmds+=${TC_ERRS[i]}$'\n'
+	done
+	tc_batch out "${cmds%$'\n'}" -force
+	while IFS= read -r line; do
+		if [[ $line =~ ^Command\ failed\ -:([0-9]+)$ ]]; then
+			said[${BASH_REMATCH[1]}]=$text
+			text=
+		else
+			text+=$line$'\n'
+		fi
+	done <<<"$out"
+	for ((i = 0; i < ${#TC_ERRS[@]}; i += 3)); do
+		n=$((i / 3 + 1))
+		if [ -n "${said[$n]+set}" ] &&
+			[[ ${said[$n]} == *"${TC_ERRS[i + 1]}"* ]]; then
+			ktap_pass "${TC_ERRS[i]}"
+		else
+			out=${said[$n]-did not fail}
+			ktap_print_msg "tc ${TC_ERRS[i + 2]}: ${out%$'\n'}"
+			ktap_fail "${TC_ERRS[i]}"
+		fi
+	done
+	TC_ERRS=()
+}
+
 check_tc_err "clockid is fixed" "clockid is fixed at creation" \
 	change root tsock clockid CLOCK_TAI
 check_tc_err "offload is fixed" "offload is fixed at creation" \
@@ -62,6 +117,7 @@ check_tc_err "slack above 1s" "out of range" change root tsock slack 2s
 check_tc_err "zero limit" "out of range" change root tsock limit 0
 check_tc_err "zero flow_limit" "out of range" change root tsock flow_limit 0
 check_tc_err "zero horizon" "out of range" change root tsock horizon 0
+check_tc_errs
 check_eq "refused changes left the qdisc alone" "500000 500 50" \
 	"$(qopt horizon_us limit flow_limit)"
 
@@ -78,7 +134,7 @@ check_tc_err "negative time" 'illegal value for "tolerance"' \
 # tsock_time_test has every case): a blank that hid the minus (this one
 # became 0), nan, hex, an exponent; and a part of a nanosecond (rounded).
 check_tc_err "a blank before a minus" 'illegal value for "tolerance"' \
-	change root tsock tolerance " -0.4ns"
+	change root tsock tolerance '" -0.4ns"'
 check_tc_err "nan time" 'illegal value for "tolerance"' \
 	change root tsock tolerance nan
 check_tc_err "hex time" 'illegal value for "tolerance"' \
@@ -87,6 +143,7 @@ check_tc_err "exponent in a time" 'illegal value for "tolerance"' \
 	change root tsock tolerance 1e3ns
 check_tc_err "part of a nanosecond" 'illegal value for "tolerance"' \
 	change root tsock tolerance 1.5ns
+check_tc_errs
 check_eq "tc's refusals left the tolerance alone" 2500000 \
 	"$(qopt tolerance_ns)"
 check_tc_err "sub-microsecond horizon" 'illegal value for "horizon"' \
@@ -97,6 +154,7 @@ check_tc_err "missing value" 'illegal value for "limit"' \
 	change root tsock limit
 check_tc_err "unknown option" 'unknown parameter "speed"' \
 	change root tsock speed 9
+check_tc_errs
 
 # --- the kernel's policy, reached with raw netlink ---
 qd del root >/dev/null 2>&1
@@ -128,8 +186,8 @@ check_nl_err "lead without offload refused at creation" 9 \
 	"EINVAL: lead applies only with offload"
 check_nl_err "flow_limit above limit refused at creation" 10 \
 	"EINVAL: flow_limit exceeds limit"
-check_eq "no qdisc left behind by refusals" "" \
-	"$(qd show | grep tsock)"
+shown_tsock
+check_eq "no qdisc left behind by refusals" "" "$SHOWN"
 check_eq "raw add with options" ok \
 	"$(tx /usr/bin/python3 "$TSOCK_NL" "$DEV_TX" 1=u32:11 2=u32:1000 2>&1)"
 check_eq "raw options shown" "CLOCK_TAI 1000" \
@@ -172,28 +230,30 @@ check_eq "offload requested, not in effect" "true false 300000" \
 	"$(qopt offload offloaded lead_ns)"
 # A multi-queue device's root would feed every tx queue but enable launch
 # time on the first only: tsock does not try, and says what to do.
-tx ip link add mq0 numtxqueues 4 numrxqueues 4 type veth peer name mq1 ||
-	ktap_print_msg "cannot make a 4-queue veth"
-out=$(tx tc qdisc add dev mq0 root tsock offload 2>&1)
+# (tc -n and ip -n rather than tx: see qd. A new root is one tc.)
+ip -n "$NS_TX" link add mq0 numtxqueues 4 numrxqueues 4 type veth \
+	peer name mq1 || ktap_print_msg "cannot make a 4-queue veth"
+out=$(tc -n "$NS_TX" qdisc add dev mq0 root tsock offload 2>&1)
 check_eq "offload on a multi-queue root: refused, with the remedy" \
 	"$MQ_WARNING" "$out"
-tx tc qdisc del dev mq0 root
-tx tc qdisc add dev mq0 root handle 1: mq
-out=$(tx tc qdisc add dev mq0 parent 1:2 tsock offload 2>&1)
+tc_batch out "qdisc del dev mq0 root
+qdisc add dev mq0 root handle 1: mq" || ktap_print_msg "$out"
+out=$(tc -n "$NS_TX" qdisc add dev mq0 parent 1:2 tsock offload 2>&1)
 check_eq "offload under mq: tried on the queue (veth has none)" \
 	"$NO_OFFLOAD" "$out"
 # Under a root that is not mq (prio here), a tsock may feed every queue.
-tx tc qdisc del dev mq0 root
-tx tc qdisc add dev mq0 root handle 1: prio
-out=$(tx tc qdisc add dev mq0 parent 1:1 tsock offload 2>&1)
+tc_batch out "qdisc del dev mq0 root
+qdisc add dev mq0 root handle 1: prio" || ktap_print_msg "$out"
+out=$(tc -n "$NS_TX" qdisc add dev mq0 parent 1:1 tsock offload 2>&1)
 check_eq "offload under a root other than mq: refused, with the remedy" \
 	"$MQ_WARNING" "$out"
-tx ip link del mq0
+ip -n "$NS_TX" link del mq0
 
 # --- unload while attached, delete ---
 check_fail "unload refused while attached" rmmod sch_tsock
 check_ok "delete" qd del root
-check_eq "gone after delete" "" "$(qd show | grep tsock)"
+shown_tsock
+check_eq "gone after delete" "" "$SHOWN"
 netns_down
 check_ok "unload after delete" kmod_unload sch_tsock
 
