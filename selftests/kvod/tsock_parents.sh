@@ -84,12 +84,33 @@ tcx() {
 	return "$rc"
 }
 
-# add_parent KIND ARGS...: tcx qdisc add ARGS, which adds a KIND qdisc;
-# a kernel without KIND gets it from $SCHED_DIR first.
+# tcq ARGS...: queue tc ARGS for tcb, which runs what is queued in one
+# tc (tc_batch): a tree and its tsock are a dozen commands, and a process
+# start costs a second or more on the debug kernel. tcb stops at the
+# first command that fails, and logs it.
+TCQ=
+tcq() {
+	TCQ+="$*"$'\n'
+}
+
+tcb() {
+	local cmds=${TCQ%$'\n'} out
+
+	TCQ=
+	[ -n "$cmds" ] || return 0
+	tc_batch out "$cmds" && return 0
+	ktap_print_msg "tc -batch failed:" "$cmds" "$out"
+	return 1
+}
+
+# add_parent KIND ARGS...: tcx qdisc add ARGS, which adds a KIND qdisc,
+# after what is queued (tcb); a kernel without KIND gets it from
+# $SCHED_DIR first.
 add_parent() {
 	local kind=$1 ko
 
 	shift
+	tcb || return 1
 	tcn qdisc add dev "$DEV_TX" "$@" 2>/dev/null && return 0
 	ko=$SCHED_DIR/sch_$kind.ko
 	if [ -z "$SCHED_DIR" ] || ! [ -e "$ko" ] || ! insmod "$ko"; then
@@ -100,28 +121,42 @@ add_parent() {
 }
 
 # drained: the root's and the parent's backlog is "0b 0p", read from
-# tc's text (its JSON of hfsc is not JSON: the default class in hex).
+# tc's text (its JSON of hfsc is not JSON: the default class in hex),
+# with builtins: one process a look.
 drained() {
-	tcn -s qdisc show dev "$DEV_TX" | awk -v p="$P:" '
-		$1 == "qdisc" { cur = $3 }
-		$1 == "backlog" && (cur == "1:" || cur == p) {
-			n++; if ($2 != "0b" || $3 != "0p") bad = 1
-		}
-		END { exit bad || n != (p == "1:" ? 1 : 2) }'
+	local -a w
+	local n=0 cur=''
+
+	while read -r -a w; do
+		case ${w[0]-} in
+		qdisc)
+			cur=${w[2]-} ;;
+		backlog)
+			[ "$cur" = 1: ] || [ "$cur" = "$P:" ] || continue
+			[ "${w[1]-} ${w[2]-}" = "0b 0p" ] || return 1
+			n=$((n + 1)) ;;
+		esac
+	done < <(tcn -s qdisc show dev "$DEV_TX")
+	[ "$n" = $((P == 1 ? 1 : 2)) ]
 }
 
-# late_drops HANDLE: the tsock's count of late drops.
-late_drops() {
-	tcn -s qdisc show dev "$DEV_TX" | awk -v h="$1" '
-		$1 == "qdisc" { cur = $3 == h }
-		cur && $1 == "dropped:" && $2 == "late" { print $3; exit }'
-}
-
+# count_drops: add the tsock's count of late drops to DROPS.
 count_drops() {
-	local n
+	local -a w
+	local cur=''
 
-	n=$(late_drops "$TSOCK")
-	DROPS=$((DROPS + ${n:-0}))
+	while read -r -a w; do
+		case ${w[0]-} in
+		qdisc)
+			cur=${w[2]-} ;;
+		dropped:)
+			if [ "$cur" = "$TSOCK" ] && [ "${w[1]-}" = late ]; then
+				[[ ! ${w[2]-} =~ ^[0-9]+$ ]] ||
+					DROPS=$((DROPS + w[2]))
+				break
+			fi ;;
+		esac
+	done < <(tcn -s qdisc show dev "$DEV_TX")
 }
 
 tree() {
@@ -137,133 +172,144 @@ build_tree() {
 	case $1 in
 	hfsc)
 		P=1 TCLS=1:10 SCLS=1:20
-		add_parent hfsc root handle 1: hfsc default 20 &&
-		tcx class add dev "$DEV_TX" parent 1: classid 1:1 hfsc \
-			ls m2 "$RATE" ul m2 "$RATE" &&
-		tcx class add dev "$DEV_TX" parent 1:1 classid "$SCLS" hfsc \
+		add_parent hfsc root handle 1: hfsc default 20 || return 1
+		tcq class add dev "$DEV_TX" parent 1: classid 1:1 hfsc \
+			ls m2 "$RATE" ul m2 "$RATE"
+		tcq class add dev "$DEV_TX" parent 1:1 classid "$SCLS" hfsc \
 			ls m2 "$HALF" ;;
 	htb)
 		P=1 TCLS=1:10 SCLS=1:20
-		add_parent htb root handle 1: htb default 20 &&
-		tcx class add dev "$DEV_TX" parent 1: classid 1:1 htb \
-			rate "$RATE" &&
-		tcx class add dev "$DEV_TX" parent 1:1 classid "$SCLS" htb \
+		add_parent htb root handle 1: htb default 20 || return 1
+		tcq class add dev "$DEV_TX" parent 1: classid 1:1 htb \
+			rate "$RATE"
+		tcq class add dev "$DEV_TX" parent 1:1 classid "$SCLS" htb \
 			rate "$HALF" ceil "$RATE" ;;
 	qfq|drr)
 		# qfq: another weight puts the sibling in another aggregate.
 		P=2 TCLS=2:10 SCLS=2:20
 		[ "$1" = qfq ] && opts=(weight 10)
-		shaper && add_parent "$1" parent 1:1 handle 2: "$1" &&
-		tcx class add dev "$DEV_TX" parent 2: classid "$SCLS" "$1" \
+		shaper && add_parent "$1" parent 1:1 handle 2: "$1" || return 1
+		tcq class add dev "$DEV_TX" parent 2: classid "$SCLS" "$1" \
 			"${opts[@]}" ;;
 	ets)
 		P=2 TCLS=2:3 SCLS=2:2
 		shaper && add_parent ets parent 1:1 handle 2: ets bands 3 \
-			strict 1 quanta 1514 1514 ;;
+			strict 1 quanta 1514 1514 || return 1 ;;
 	prio)
 		P=2 TCLS=2:3 SCLS=2:2
-		shaper && add_parent prio parent 1:1 handle 2: prio bands 3 ;;
-	esac || return 1
-	tcx qdisc add dev "$DEV_TX" parent "$SCLS" handle 20: pfifo limit 50 &&
-	tcx filter add dev "$DEV_TX" parent "$P:" protocol all prio 2 u32 \
-		match u32 0 0 flowid "$SCLS" &&
+		shaper && add_parent prio parent 1:1 handle 2: prio bands 3 ||
+			return 1 ;;
+	esac
+	tcq qdisc add dev "$DEV_TX" parent "$SCLS" handle 20: pfifo limit 50
+	tcq filter add dev "$DEV_TX" parent "$P:" protocol all prio 2 u32 \
+		match u32 0 0 flowid "$SCLS"
 	add_tsock_class "$1"
+	tcb
 }
 
+# shaper: the htb root, and its class (queued for tcb).
 shaper() {
 	add_parent htb root handle 1: htb default 1 &&
-	tcx class add dev "$DEV_TX" parent 1: classid 1:1 htb rate "$RATE"
+	tcq class add dev "$DEV_TX" parent 1: classid 1:1 htb rate "$RATE"
 }
 
 # add_tsock_class KIND: tsock's class (ets, prio: its band), the tsock
-# and the filter that sends port $PORT there.
+# and the filter that sends port $PORT there (queued for tcb).
 add_tsock_class() {
 	case $1 in
 	hfsc)
-		tcx class add dev "$DEV_TX" parent 1:1 classid "$TCLS" hfsc \
+		tcq class add dev "$DEV_TX" parent 1:1 classid "$TCLS" hfsc \
 			sc m2 "$HALF" ;;
 	htb)
-		tcx class add dev "$DEV_TX" parent 1:1 classid "$TCLS" htb \
+		tcq class add dev "$DEV_TX" parent 1:1 classid "$TCLS" htb \
 			rate "$HALF" ceil "$RATE" ;;
 	qfq)
-		tcx class add dev "$DEV_TX" parent 2: classid "$TCLS" qfq \
+		tcq class add dev "$DEV_TX" parent 2: classid "$TCLS" qfq \
 			weight 1 ;;
 	drr)
-		tcx class add dev "$DEV_TX" parent 2: classid "$TCLS" drr ;;
+		tcq class add dev "$DEV_TX" parent 2: classid "$TCLS" drr ;;
 	ets)
-		tcx qdisc change dev "$DEV_TX" parent 1:1 handle 2: ets \
+		tcq qdisc change dev "$DEV_TX" parent 1:1 handle 2: ets \
 			bands 3 strict 1 quanta 1514 1514 ;;
 	prio)
-		tcx qdisc change dev "$DEV_TX" parent 1:1 handle 2: prio \
+		tcq qdisc change dev "$DEV_TX" parent 1:1 handle 2: prio \
 			bands 3 ;;
-	esac || return 1
+	esac
 	TSOCK=10:
-	tcx qdisc replace dev "$DEV_TX" parent "$TCLS" handle "$TSOCK" tsock \
-		late drop tolerance 1ms &&
-	tcx filter add dev "$DEV_TX" parent "$P:" protocol ip prio 1 u32 \
+	tcq qdisc replace dev "$DEV_TX" parent "$TCLS" handle "$TSOCK" tsock \
+		late drop tolerance 1ms
+	tcq filter add dev "$DEV_TX" parent "$P:" protocol ip prio 1 u32 \
 		match ip dport "$PORT" 0xffff flowid "$TCLS"
 }
 
-# del_tsock_class KIND: its filter and its class (ets, prio: the band).
+# del_tsock_class KIND: its filter and its class (ets, prio: the band),
+# in one tc.
 del_tsock_class() {
-	tcx filter del dev "$DEV_TX" parent "$P:" protocol ip prio 1 || return 1
+	tcq filter del dev "$DEV_TX" parent "$P:" protocol ip prio 1
 	case $1 in
 	ets)
-		tcx qdisc change dev "$DEV_TX" parent 1:1 handle 2: ets \
+		tcq qdisc change dev "$DEV_TX" parent 1:1 handle 2: ets \
 			bands 2 strict 1 quanta 1514 ;;
 	prio)
-		tcx qdisc change dev "$DEV_TX" parent 1:1 handle 2: prio \
+		tcq qdisc change dev "$DEV_TX" parent 1:1 handle 2: prio \
 			bands 2 priomap 1 1 1 1 1 1 0 0 1 1 1 1 1 1 1 1 ;;
 	*)
-		tcx class del dev "$DEV_TX" classid "$TCLS" ;;
+		tcq class del dev "$DEV_TX" classid "$TCLS" ;;
 	esac
+	tcb
 }
 
-# change_class KIND: new parameters for tsock's class.
+# change_class KIND: new parameters for tsock's class (queued for tcb).
 change_class() {
 	case $1 in
 	hfsc)
-		tcx class change dev "$DEV_TX" parent 1:1 classid "$TCLS" hfsc \
+		tcq class change dev "$DEV_TX" parent 1:1 classid "$TCLS" hfsc \
 			sc m2 300kbit ;;
 	htb)
-		tcx class change dev "$DEV_TX" parent 1:1 classid "$TCLS" htb \
+		tcq class change dev "$DEV_TX" parent 1:1 classid "$TCLS" htb \
 			rate 300kbit ceil "$RATE" ;;
 	qfq)
-		tcx class change dev "$DEV_TX" parent 2: classid "$TCLS" qfq \
+		tcq class change dev "$DEV_TX" parent 2: classid "$TCLS" qfq \
 			weight 3 ;;
 	drr)
-		tcx class change dev "$DEV_TX" parent 2: classid "$TCLS" drr \
+		tcq class change dev "$DEV_TX" parent 2: classid "$TCLS" drr \
 			quantum 3000 ;;
 	ets)
-		tcx qdisc change dev "$DEV_TX" parent 1:1 handle 2: ets \
+		tcq qdisc change dev "$DEV_TX" parent 1:1 handle 2: ets \
 			bands 3 strict 1 quanta 1514 3000 ;;
 	prio)
-		tcx qdisc change dev "$DEV_TX" parent 1:1 handle 2: prio \
+		tcq qdisc change dev "$DEV_TX" parent 1:1 handle 2: prio \
 			bands 3 priomap 2 2 2 2 2 2 0 0 2 2 2 2 2 2 2 2 ;;
 	esac
 }
 
 # pause SECONDS: let the traffic run. Its senders pace in real time, so
-# a second carries about as many packets on a slow kernel.
+# a second carries about as many packets on a slow kernel. (No sleep(1):
+# a process start costs a second or more there.)
 pause() {
-	sleep "$1"
+	sleep_nofork "$1"
 }
 
 # change_under_traffic KIND: tsock's limit (which drops) and late policy,
-# the class, and a new tsock grafted in place of the old one.
+# the class (together with the policy, in one tc), and a new tsock
+# grafted in place of the old one.
 change_under_traffic() {
 	tsock_change limit 3 flow_limit 3 && pause 1 &&
-	tsock_change late send && pause 1 &&
-	tsock_change late drop limit 10000 flow_limit 1000 &&
-	change_class "$1" && pause 1 || return 1
+	tsock_change late send && pause 1 || return 1
+	tcq qdisc change dev "$DEV_TX" parent "$TCLS" handle "$TSOCK" tsock \
+		late drop limit 10000 flow_limit 1000
+	change_class "$1"
+	tcb && pause 1 || return 1
 	count_drops
 	TSOCK=11:
 	tcx qdisc replace dev "$DEV_TX" parent "$TCLS" handle "$TSOCK" tsock \
 		late drop tolerance 1ms
 }
 
+# tsock_change ARGS...: change the tsock, after what is queued (tcb).
 tsock_change() {
-	tcx qdisc change dev "$DEV_TX" parent "$TCLS" handle "$TSOCK" tsock "$@"
+	tcq qdisc change dev "$DEV_TX" parent "$TCLS" handle "$TSOCK" tsock "$@"
+	tcb
 }
 
 # flood_start: untimed 1000-byte packets to the sibling, more than the
@@ -344,6 +390,7 @@ for kind in "${PARENTS[@]}"; do
 		del_tsock_class "$kind"
 
 	add_tsock_class "$kind"
+	tcb
 	traffic_start
 	pause 1
 	check_ok "$kind: tsock's class deleted under traffic" \
