@@ -54,7 +54,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 43
+ktap_plan 45
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -277,6 +277,35 @@ check_eq "a library guest that fails counts as the library's failure" \
 	"library library disk: library_disk.sh
 kernel log clean: see the vm-run lines above ($TMP/chains/library.dmesg, $TMP/chains/library.console)
 0" "$(FAKE_RC=125 KVOD_GUESTS=2 chains library_disk.sh)"
+
+# plan over a suite of its own (run-tests sourced, REPO pointed at it):
+# however many programs the library guest runs, and however the suite
+# is sharded, they are one word, and one guest boots it.
+suite_plan() {
+	(
+		# shellcheck source=/dev/null # (checked on its own)
+		. "$REPO/selftests/run-tests"
+		# shellcheck disable=SC2034 # run-tests' weight() reads it
+		DURATIONS=$TMP/suite/durations
+		REPO=$TMP/suite plan | sed "s#$TMP/suite/selftests/kvod/##g"
+	)
+}
+mkdir -p "$TMP/suite/selftests/kvod"
+for p in a b c d; do
+	printf 'echo 1..0\n' >"$TMP/suite/selftests/kvod/$p.sh"
+done
+for p in l1 l2; do
+	printf '# guest: library\necho 1..0\n' >"$TMP/suite/selftests/kvod/$p.sh"
+done
+printf '%s\n' "a.sh 100" "b.sh 90" "c.sh 80" "d.sh 70" "l1.sh 20" "l2.sh 20" \
+	>"$TMP/suite/durations"
+check_eq "the library guest's programs are one word, however many" \
+	"a.sh d.sh library:l1.sh,l2.sh|b.sh c.sh" \
+	"$(KVOD_GUESTS=2 suite_plan | paste -sd'|')"
+check_eq "shards: one of them has all the library guest's programs" \
+	"library:l1.sh,l2.sh" \
+	"$(for i in 1 2; do KVOD_SHARD=$i/2 KVOD_GUESTS=1 suite_plan; done |
+		tr ' ' '\n' | grep library)"
 
 rc=0
 out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?
