@@ -94,8 +94,9 @@ check_cmp "control: pfifo does not spread" "$(val last_ms)" "<" 500
 fresh horizon 300ms
 
 # Horizon: 20 packets due 100..1050 ms ahead, horizon 300 ms. Up to 4 s
-# for the first, then they come 50 ms apart: 1 s without one is the end.
-stream "-w 4000 -t 1000" -m batch -r 20 -n 20 -D 100
+# for the first, then they come 50 ms apart: 2 s without one is the end
+# (both stretched by the scale).
+stream "-w 4000 -t 2000" -m batch -r 20 -n 20 -D 100
 got=$(val received)
 dropped=$(qstat drop_horizon)
 check_eq "horizon: every packet sent or dropped" 20 "$((got + dropped))"
