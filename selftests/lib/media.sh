@@ -30,17 +30,17 @@ vlc_version() {
 }
 
 vlc_remux() {
-	local src=$1 in=/dev/stdin as=()
+	local src=$1 as=()
 
 	shift
 	if [ -f "$src" ]; then
-		in=$src
-		src=fd://0
+		vlc_remux fd://0 "$@" <"$src"
+		return
 	fi
 	[ "$(id -u)" != 0 ] || as=(runuser -u nobody --)
 	timeout $((120 * ${KVOD_TIMEOUT_SCALE:-1})) "${as[@]}" cvlc -I dummy \
 		--play-and-exit --no-audio "$@" "$src" \
-		--sout '#std{access=file,mux=ts,dst=-}' <"$in"
+		--sout '#std{access=file,mux=ts,dst=-}'
 }
 
 vlc_reference() {
