@@ -541,7 +541,7 @@ t_live()
 	"$KVODCTL" live feed tv <"$TMP/fifo" &
 	exec 7>"$TMP/fifo"
 	wait_for 30 has_writer
-	save_state
+	state STATE0
 	run live feed tv
 	local rc=$RC intact=0
 
