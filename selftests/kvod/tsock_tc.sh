@@ -95,7 +95,7 @@ check_tc_errs() {
 			[[ ${said[$n]} == *"${TC_ERRS[i + 1]}"* ]]; then
 			ktap_pass "${TC_ERRS[i]}"
 		else
-			out=${said[$n]-did not fail}
+			out=${said[$n]-did not fail, or tc stopped before it}
 			ktap_print_msg "tc ${TC_ERRS[i + 2]}: ${out%$'\n'}"
 			ktap_fail "${TC_ERRS[i]}"
 		fi
