@@ -25,10 +25,10 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 # are, so that on a slow kernel its stream cannot end before the player
 # starts.
 SECS=$(time_limit 180)
-media_into CLIP clip.ts
 
 ktap_header
 ktap_plan 7
+media_into CLIP clip.ts
 rxe_setup || ktap_bail_out "cannot set up rxe on $RXE_NETDEV"
 http_setup
 "$KVODCTL" listen rdma "$RXE_EP" || ktap_bail_out "cannot listen on $RXE_EP"

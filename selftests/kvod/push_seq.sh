@@ -69,14 +69,14 @@ mapfile -t -s 1 lines <"$TMP/rx"
 printf -v RX_OUT '%s\n' "${lines[@]}"
 RX_OUT=${RX_OUT%$'\n'}
 ktap_print_msg "txrecv: $RX_OUT"
-declare -A rx
+declare -A got
 for key in received bad seq_dup seq_gap; do
-	kv_into "rx[$key]" "$key" "$RX_OUT"
+	kv_into "got[$key]" "$key" "$RX_OUT"
 done
-check_eq "every packet arrived" "$NPKT" "${rx[received]}"
-check_eq "well-formed RTP/MP2T" 0 "${rx[bad]}"
-check_eq "no sequence number twice" 0 "${rx[seq_dup]}"
-check_eq "no sequence number skipped" 0 "${rx[seq_gap]}"
+check_eq "every packet arrived" "$NPKT" "${got[received]}"
+check_eq "well-formed RTP/MP2T" 0 "${got[bad]}"
+check_eq "no sequence number twice" 0 "${got[seq_dup]}"
+check_eq "no sequence number skipped" 0 "${got[seq_gap]}"
 check_ok "payload byte-exact against the movie" cmp "$TMP/m.ts" "$TMP/rx.ts"
 
 # --- at most 64 pushes at once ---

@@ -35,7 +35,7 @@ rdma_test_start
 # space, where /dev/urandom makes them in the kernel 64 bytes at a time,
 # each time through copy_to_iter() and its checks, slow on the debug
 # kernel; and "mkpattern check" checks the READ as it arrives, bytes and
-# length, where a digest of the file's 128 MiB took a pass after it.
+# length, with no second pass over the file for a digest to compare.
 PATTERN=$KVOD_SELFTESTS/kvod/mkpattern
 [ -x "$PATTERN" ] || ktap_bail_out "$PATTERN not built (make selftests)"
 # A slow kernel READs 128 MiB divided by KVOD_TIMEOUT_SCALE: work per
