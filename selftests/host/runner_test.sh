@@ -54,7 +54,7 @@ chmod +x "$T/plain_test"
 printf '#!/bin/sh\nexit 0\n' >"$T/noexec_test"
 
 ktap_header
-ktap_plan 45
+ktap_plan 46
 
 start=$SECONDS
 out=$(KVOD_RESULTS=$TMP/results run_suite t "" "$T/pass.sh" "$T/fail.sh" \
@@ -306,6 +306,10 @@ check_eq "shards: one of them has all the library guest's programs" \
 	"library:l1.sh,l2.sh" \
 	"$(for i in 1 2; do KVOD_SHARD=$i/2 KVOD_GUESTS=1 suite_plan; done |
 		tr ' ' '\n' | grep library)"
+echo "library-guest 200" >>"$TMP/suite/durations"
+check_eq "the library guest's boot weighs with its programs" \
+	"library:l1.sh,l2.sh d.sh|a.sh b.sh c.sh" \
+	"$(KVOD_GUESTS=2 suite_plan | paste -sd'|')"
 
 rc=0
 out=$(env -u KVOD_IN_GUEST "$REPO/selftests/run_guest.sh" 2>/dev/null) || rc=$?
