@@ -24,8 +24,6 @@
 
 #include <linux/fs.h>
 #include <linux/hashtable.h>
-#include <linux/mm.h>
-#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -38,20 +36,6 @@
 static DEFINE_HASHTABLE(kvod_movies, KVOD_HASH_BITS);
 static DEFINE_MUTEX(kvod_catalog_lock);
 static u32 kvod_nr_movies;	/* under kvod_catalog_lock */
-
-static unsigned int max_resident_mb;
-module_param(max_resident_mb, uint, 0644);
-MODULE_PARM_DESC(max_resident_mb,
-		 "Cap on movie memory in MiB (0: half of RAM); lowering it evicts nothing");
-
-static u64 resident_cap(void)
-{
-	unsigned int mb = READ_ONCE(max_resident_mb);
-
-	if (!mb)
-		return ((u64)totalram_pages() << PAGE_SHIFT) / 2;
-	return (u64)mb << 20;
-}
 
 static u32 name_hash(const char *name)
 {
@@ -120,7 +104,7 @@ int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
 	if (catalog_has(name))
 		return -EEXIST;
 
-	movie = kvod_movie_load(name, file, size, bitrate, resident_cap());
+	movie = kvod_movie_load(name, file, size, bitrate);
 	if (IS_ERR(movie))
 		return PTR_ERR(movie);
 	/* Once in the catalog a DEL may free it: nothing of it is read after. */
@@ -147,7 +131,7 @@ int kvod_catalog_live_create(const struct kvod_live_create *req)
 		return -EINVAL;
 	if (catalog_has(req->name))
 		return -EEXIST;
-	movie = kvod_live_create(req, resident_cap());
+	movie = kvod_live_create(req);
 	if (IS_ERR(movie))
 		return PTR_ERR(movie);
 	ret = catalog_insert(movie);
@@ -322,8 +306,8 @@ int kvod_catalog_list(struct kvod_movie_info **infos, u32 *nr)
 }
 
 /**
- * kvod_catalog_stats() - module-wide counters
- * @st: filled (size and flags left to the caller)
+ * kvod_catalog_stats() - the catalog's part of STATS
+ * @st: its movies and zombies are filled
  */
 void kvod_catalog_stats(struct kvod_stats *st)
 {
@@ -331,8 +315,6 @@ void kvod_catalog_stats(struct kvod_stats *st)
 	st->movies = kvod_nr_movies;
 	mutex_unlock(&kvod_catalog_lock);
 	st->zombies = kvod_movie_zombies();
-	st->resident = kvod_resident_bytes();
-	st->resident_max = resident_cap();
 }
 
 int kvod_catalog_init(void)
@@ -356,7 +338,6 @@ void kvod_catalog_exit(void)
 	 * Structs still waiting in kfree_rcu() are plain kmalloc memory and
 	 * need no barrier; the counters drop before that, at the last put.
 	 */
-	WARN(kvod_movies_alive() || kvod_resident_bytes(),
-	     "kvod: leaked %u movies, %llu resident bytes\n",
-	     kvod_movies_alive(), kvod_resident_bytes());
+	WARN(kvod_movies_alive(), "kvod: leaked %u movies\n",
+	     kvod_movies_alive());
 }

@@ -285,6 +285,7 @@ static int ioc_stats(union kvod_ioctl_arg *arg)
 	if (!zeroed(st->reserved, sizeof(st->reserved)))
 		return -EINVAL;
 	kvod_catalog_stats(st);
+	kvod_mem_stats(st);
 	kvod_rdma_stats(st);
 	return 0;
 }

@@ -167,11 +167,25 @@ extern atomic_t kvod_debug_drop_notes;
 void kvod_debugfs_init(void);
 void kvod_debugfs_exit(void);
 
+/* mem.c: DOC: Memory accounting */
+enum kvod_mem_kind {
+	KVOD_MEM_RESIDENT,	/* movie chunks and live rings, under the cap */
+	KVOD_MEM_RDMA_MAPS,	/* shared DMA mappings of movies */
+	KVOD_MEM_RDMA_CONNS,	/* RDMA connections' MR pointers and tables */
+	KVOD_MEM_NR_KINDS,
+};
+
+int kvod_mem_reserve(u64 bytes);
+void kvod_mem_charge(enum kvod_mem_kind kind, u64 bytes);
+void kvod_mem_release(enum kvod_mem_kind kind, u64 bytes);
+void kvod_mem_stats(struct kvod_stats *st);
+void kvod_mem_exit(void);
+
 /* movie.c */
 struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
-				    u64 bitrate, u64 cap);
+				    u64 bitrate);
 struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
-				   u64 length, u64 bitrate, u64 cap);
+				   u64 length, u64 bitrate);
 void kvod_movie_put(struct kvod_movie *movie);
 const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
 					  u64 offset);
@@ -179,7 +193,6 @@ const struct kvod_chunk *kvod_movie_next_chunk(const struct kvod_movie *movie,
 					       const struct kvod_chunk *c);
 size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
 			struct bio_vec *bv, unsigned int max, unsigned int *nr);
-u64 kvod_resident_bytes(void);
 unsigned int kvod_movies_alive(void);
 void kvod_movie_unlisted(struct kvod_movie *movie);
 unsigned int kvod_movie_zombies(void);
@@ -218,8 +231,7 @@ struct kvod_live_watcher {
 #define KVOD_LIVE_SEQ_NONE	U64_MAX
 
 /* live.c */
-struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
-				    u64 cap);
+struct kvod_movie *kvod_live_create(const struct kvod_live_create *req);
 void kvod_live_end(struct kvod_live *ch);
 struct file *kvod_live_feed(struct kvod_movie *movie);
 void kvod_live_fill_info(struct kvod_live *ch, struct kvod_movie_info *info);

@@ -381,12 +381,10 @@ static void live_release(struct kvod_movie *movie)
 /**
  * kvod_live_create() - make a live channel, ring allocated and resident
  * @req: the request (checked here, but for the name's uniqueness)
- * @cap: resident-bytes cap to reserve against
  *
  * Return: the channel's movie with one reference, or an ERR_PTR.
  */
-struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
-				    u64 cap)
+struct kvod_movie *kvod_live_create(const struct kvod_live_create *req)
 {
 	struct kvod_movie *movie;
 	struct kvod_live *ch;
@@ -396,8 +394,7 @@ struct kvod_movie *kvod_live_create(const struct kvod_live_create *req,
 	ret = create_check(req);
 	if (ret)
 		return ERR_PTR(ret);
-	movie = kvod_movie_alloc(req->name, channel_bytes(req), req->bitrate,
-				 cap);
+	movie = kvod_movie_alloc(req->name, channel_bytes(req), req->bitrate);
 	if (IS_ERR(movie))
 		return movie;
 

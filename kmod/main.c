@@ -27,7 +27,9 @@
  *    ending by themselves;
  * 4. the protocols' global state goes;
  * 5. the catalog goes, once no reader is left;
- * 6. the knobs go last.
+ * 6. the memory counters are checked: every kind is back to zero (DOC:
+ *    Memory accounting);
+ * 7. the knobs go last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -67,6 +69,7 @@ err_rdma:
 err_http:
 	kvod_http_exit();
 	kvod_catalog_exit();
+	kvod_mem_exit();
 err_debugfs:
 	kvod_debugfs_exit();
 	return ret;
@@ -80,6 +83,7 @@ static void __exit kvod_exit(void)
 	kvod_rdma_exit();
 	kvod_http_exit();
 	kvod_catalog_exit();
+	kvod_mem_exit();
 	kvod_debugfs_exit();
 }
 

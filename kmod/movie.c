@@ -37,15 +37,9 @@
 
 #include "kvod.h"
 
-static atomic64_t kvod_resident = ATOMIC64_INIT(0);
 static atomic_t kvod_movies_allocated = ATOMIC_INIT(0);
 /* Movies out of the catalog but not yet freed: not those still loading. */
 static atomic_t kvod_movies_zombie = ATOMIC_INIT(0);
-
-u64 kvod_resident_bytes(void)
-{
-	return atomic64_read(&kvod_resident);
-}
 
 unsigned int kvod_movies_alive(void)
 {
@@ -62,22 +56,6 @@ void kvod_movie_unlisted(struct kvod_movie *movie)
 unsigned int kvod_movie_zombies(void)
 {
 	return atomic_read(&kvod_movies_zombie);
-}
-
-static int resident_reserve(u64 bytes, u64 cap)
-{
-	s64 old = atomic64_read(&kvod_resident);
-
-	do {
-		if (bytes > cap || (u64)old > cap - bytes)
-			return -ENOSPC;
-	} while (!atomic64_try_cmpxchg(&kvod_resident, &old, old + bytes));
-	return 0;
-}
-
-static void resident_release(u64 bytes)
-{
-	atomic64_sub(bytes, &kvod_resident);
 }
 
 static struct page *chunk_alloc(unsigned int *order)
@@ -200,26 +178,26 @@ static int chunk_read(struct file *file, struct kvod_chunk *c, loff_t *pos)
  * @name: valid name
  * @resident: bytes of memory it will hold
  * @bitrate: nominal bits/s
- * @cap: resident-bytes cap to reserve against
  *
- * The caller fills in the memory (movie chunks, or the live ring and its
+ * @resident is reserved against the cap (DOC: Memory accounting). The
+ * caller fills in the memory (movie chunks, or the live ring and its
  * @release); on failure it just drops the reference: the release handles
  * a half-built movie and returns the reservation.
  *
  * Return: a movie with one reference, or an ERR_PTR.
  */
 struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
-				    u64 bitrate, u64 cap)
+				    u64 bitrate)
 {
 	struct kvod_movie *movie;
 	int ret;
 
-	ret = resident_reserve(resident, cap);
+	ret = kvod_mem_reserve(resident);
 	if (ret)
 		return ERR_PTR(ret);
 	movie = kzalloc(sizeof(*movie), GFP_KERNEL);
 	if (!movie) {
-		resident_release(resident);
+		kvod_mem_release(KVOD_MEM_RESIDENT, resident);
 		return ERR_PTR(-ENOMEM);
 	}
 	kref_init(&movie->ref);
@@ -236,7 +214,6 @@ struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
  * @file: a readable regular file of @length bytes
  * @length: bytes to read, 1 .. KVOD_MOVIE_MAX_BYTES
  * @bitrate: nominal bits/s
- * @cap: resident-bytes cap to reserve against
  *
  * Context: may sleep for as long as the read takes (DOC: Movie memory); a
  * fatal signal interrupts it.
@@ -245,14 +222,14 @@ struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
  * stays allocated or reserved.
  */
 struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
-				   u64 length, u64 bitrate, u64 cap)
+				   u64 length, u64 bitrate)
 {
 	struct kvod_movie *movie;
 	loff_t pos = 0;
 	u32 i;
 	int ret;
 
-	movie = kvod_movie_alloc(name, PAGE_ALIGN(length), bitrate, cap);
+	movie = kvod_movie_alloc(name, PAGE_ALIGN(length), bitrate);
 	if (IS_ERR(movie))
 		return movie;
 	movie->length = length;
@@ -281,7 +258,7 @@ static void movie_release(struct kref *ref)
 	if (movie->release)
 		movie->release(movie);
 	movie_free_chunks(movie);
-	resident_release(movie->resident);
+	kvod_mem_release(KVOD_MEM_RESIDENT, movie->resident);
 	if (movie->unlisted)
 		atomic_dec(&kvod_movies_zombie);
 	atomic_dec(&kvod_movies_allocated);

@@ -51,9 +51,6 @@
 
 #include "rdma.h"
 
-/* Bytes of the connections' own registration bookkeeping, for STATS. */
-static atomic64_t kvod_rdma_conn_bytes = ATOMIC64_INIT(0);
-
 /*
  * @iova is a multiple of @psize (DOC: RDMA segments): the device finds a
  * byte's page from its iova's high bits, its offset from the low ones.
@@ -94,7 +91,7 @@ static int conn_map_movie(struct kvod_rdma_conn *conn)
 	if (!conn->mrs)
 		return -ENOMEM;
 	conn->nr_segs = map->nr_segs;
-	atomic64_add(map->nr_segs * sizeof(*conn->mrs), &kvod_rdma_conn_bytes);
+	kvod_mem_charge(KVOD_MEM_RDMA_CONNS, map->nr_segs * sizeof(*conn->mrs));
 
 	for (i = 0; i < map->nr_segs; i++) {
 		const struct kvod_rdma_mseg *seg = &map->segs[i];
@@ -122,8 +119,8 @@ static int conn_map_table(struct kvod_rdma_conn *conn)
 	if (!page)
 		return -ENOMEM;
 	conn->table = page_address(page);
-	atomic64_add(PAGE_SIZE << get_order(conn->table_len),
-		     &kvod_rdma_conn_bytes);
+	kvod_mem_charge(KVOD_MEM_RDMA_CONNS,
+			PAGE_SIZE << get_order(conn->table_len));
 	for (i = 0; i < conn->nr_segs; i++) {
 		const struct kvod_rdma_mseg *seg = &conn->map->segs[i];
 
@@ -343,8 +340,8 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 			if (conn->mrs[i])
 				ib_dereg_mr(conn->mrs[i]);
 		kvfree(conn->mrs);
-		atomic64_sub(conn->nr_segs * sizeof(*conn->mrs),
-			     &kvod_rdma_conn_bytes);
+		kvod_mem_release(KVOD_MEM_RDMA_CONNS,
+				 conn->nr_segs * sizeof(*conn->mrs));
 	}
 	kvod_rdma_map_put(conn->map);
 	if (ts->mr)
@@ -355,8 +352,8 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 	if (conn->table) {
 		free_pages((unsigned long)conn->table,
 			   get_order(conn->table_len));
-		atomic64_sub(PAGE_SIZE << get_order(conn->table_len),
-			     &kvod_rdma_conn_bytes);
+		kvod_mem_release(KVOD_MEM_RDMA_CONNS,
+				 PAGE_SIZE << get_order(conn->table_len));
 	}
 	if (conn->ready_dma)
 		ib_dma_unmap_single(conn->dev, conn->ready_dma,
@@ -636,10 +633,9 @@ bool kvod_rdma_conn_close(struct kvod_rdma_conn *conn)
 
 /**
  * kvod_rdma_stats() - the connections' and maps' part of STATS
- * @st: its rdma_* fields are filled
+ * @st: its rdma_maps is filled (the bytes are in mem.c)
  */
 void kvod_rdma_stats(struct kvod_stats *st)
 {
 	kvod_rdma_map_stats(st);
-	st->rdma_conn_bytes = atomic64_read(&kvod_rdma_conn_bytes);
 }

@@ -83,7 +83,6 @@ MODULE_PARM_DESC(rdma_huge_pages,
 static DEFINE_MUTEX(kvod_rdma_maps_lock);
 static LIST_HEAD(kvod_rdma_maps);
 static u32 kvod_rdma_nr_maps;		/* under kvod_rdma_maps_lock */
-static atomic64_t kvod_rdma_map_bytes = ATOMIC64_INIT(0);
 
 static u32 dev_max_pages(struct ib_device *dev)
 {
@@ -307,7 +306,7 @@ struct kvod_rdma_map *kvod_rdma_map_get(struct kvod_movie *movie,
 	if (!other) {
 		list_add(&map->node, &kvod_rdma_maps);
 		kvod_rdma_nr_maps++;
-		atomic64_add(map->bytes, &kvod_rdma_map_bytes);
+		kvod_mem_charge(KVOD_MEM_RDMA_MAPS, map->bytes);
 	}
 	mutex_unlock(&kvod_rdma_maps_lock);
 	if (other) {
@@ -325,7 +324,7 @@ static void map_release(struct kref *ref)
 
 	list_del(&map->node);
 	kvod_rdma_nr_maps--;
-	atomic64_sub(map->bytes, &kvod_rdma_map_bytes);
+	kvod_mem_release(KVOD_MEM_RDMA_MAPS, map->bytes);
 	mutex_unlock(&kvod_rdma_maps_lock);
 	map_free(map);
 }
@@ -344,12 +343,11 @@ void kvod_rdma_map_put(struct kvod_rdma_map *map)
 
 /**
  * kvod_rdma_map_stats() - the maps' part of STATS
- * @st: its rdma_maps and rdma_map_bytes are filled
+ * @st: its rdma_maps is filled
  */
 void kvod_rdma_map_stats(struct kvod_stats *st)
 {
 	mutex_lock(&kvod_rdma_maps_lock);
 	st->rdma_maps = kvod_rdma_nr_maps;
 	mutex_unlock(&kvod_rdma_maps_lock);
-	st->rdma_map_bytes = atomic64_read(&kvod_rdma_map_bytes);
 }
