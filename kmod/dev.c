@@ -28,7 +28,7 @@ KVOD_ASSERT_ABI(struct kvod_movie_add, KVOD_MOVIE_ADD_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_movie_ref, KVOD_MOVIE_REF_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_movie_info, KVOD_MOVIE_INFO_SIZE_VER1);
 KVOD_ASSERT_ABI(struct kvod_movie_list, KVOD_MOVIE_LIST_SIZE_VER0);
-KVOD_ASSERT_ABI(struct kvod_stats, KVOD_STATS_SIZE_VER0);
+KVOD_ASSERT_ABI(struct kvod_stats, KVOD_STATS_SIZE_VER1);
 KVOD_ASSERT_ABI(struct kvod_listen, KVOD_LISTEN_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_listener_info, KVOD_LISTENER_INFO_SIZE_VER0);
 KVOD_ASSERT_ABI(struct kvod_push_start, KVOD_PUSH_START_SIZE_VER0);

@@ -6,7 +6,7 @@
  *
  * The memory that holds titles, their mappings and the connections'
  * registrations is counted here, by kind, and ``kvodctl stats`` shows
- * each kind:
+ * each kind and their sum, ``mem``:
  *
  * - ``resident``: the chunks of movies and the rings of live channels.
  *   They are reserved against the cap, ``max_resident_mb``, before they
@@ -21,15 +21,15 @@
  * The last two are charged after they are allocated, without a look at
  * the cap: they are bookkeeping of the first, and they are bounded by the
  * connection limits (``rdma_max_conns``), not by the titles. So the cap
- * bounds ``resident``, and kvod holds at most the cap plus what the
- * mappings and connections keep.
+ * bounds ``resident``; ``mem`` is at most the cap plus what the mappings
+ * and connections keep.
  *
  * Not counted: structures of a fixed size per movie, listener, push,
  * connection or HTTP response; the arrays that describe the memory, 24
  * bytes per chunk of a movie or slot of a ring; the socket buffers, which
  * the network stack charges to the sockets; pages that TCP or a queued
  * packet still references after kvod let go of them; and what an RDMA
- * device keeps per MR page.
+ * device keeps per MR page, of which ``rdma_mr_pages`` counts the pages.
  *
  * Each kind is an atomic counter, changed where the memory is allocated
  * and freed; no lock is taken. At module exit every kind is zero, or a
@@ -107,8 +107,8 @@ void kvod_mem_release(enum kvod_mem_kind kind, u64 bytes)
 
 /**
  * kvod_mem_stats() - the memory part of STATS
- * @st: its resident, resident_max, rdma_map_bytes and rdma_conn_bytes
- *	are filled
+ * @st: its resident, resident_max, rdma_map_bytes, rdma_conn_bytes and
+ *	mem are filled; mem is the sum of the kinds as read here
  */
 void kvod_mem_stats(struct kvod_stats *st)
 {
@@ -116,6 +116,7 @@ void kvod_mem_stats(struct kvod_stats *st)
 	st->resident_max = kvod_mem_cap();
 	st->rdma_map_bytes = atomic64_read(&kvod_mem[KVOD_MEM_RDMA_MAPS]);
 	st->rdma_conn_bytes = atomic64_read(&kvod_mem[KVOD_MEM_RDMA_CONNS]);
+	st->mem = st->resident + st->rdma_map_bytes + st->rdma_conn_bytes;
 }
 
 /* Module exit, once nothing is left that holds memory: a WARN is a leak. */

@@ -630,4 +630,5 @@ void kvod_rdma_exit(void)
 	ib_unregister_client(&kvod_rdma_client);
 	destroy_workqueue(kvod_rdma_setup_wq);
 	destroy_workqueue(kvod_rdma_wq);
+	kvod_rdma_conns_exit();
 }

@@ -154,6 +154,7 @@ struct kvod_rdma_conn {
 	struct kvod_rdma_map *map;	/* the movie, mapped on @dev */
 	struct ib_mr **mrs;		/* one per segment of @map */
 	u32 nr_segs;			/* @map's */
+	u64 mr_pages;			/* in the MRs allocated, table's too */
 	struct kvod_rdma_segment *table;	/* what the client READs */
 	size_t table_len;
 	struct kvod_rdma_seg table_seg;
@@ -212,6 +213,7 @@ struct kvod_rdma_conn *kvod_rdma_conn_create(struct kvod_rdma_listener *rl,
 void kvod_rdma_conn_free(struct kvod_rdma_conn *conn);
 int kvod_rdma_conn_established(struct kvod_rdma_conn *conn);
 bool kvod_rdma_conn_close(struct kvod_rdma_conn *conn);
+void kvod_rdma_conns_exit(void);
 
 /* rdma_map.c */
 struct kvod_rdma_map *kvod_rdma_map_get(struct kvod_movie *movie,

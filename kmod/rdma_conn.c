@@ -51,6 +51,9 @@
 
 #include "rdma.h"
 
+/* The pages in the connections' MRs, for STATS (DOC: Memory accounting). */
+static atomic64_t kvod_rdma_mr_pages = ATOMIC64_INIT(0);
+
 /*
  * @iova is a multiple of @psize (DOC: RDMA segments): the device finds a
  * byte's page from its iova's high bits, its offset from the low ones.
@@ -59,16 +62,18 @@ static int mr_register(struct kvod_rdma_conn *conn, struct scatterlist *sgl,
 		       int mapped, u64 length, u32 psize, u64 iova,
 		       struct ib_mr **mrp)
 {
+	u32 pages = DIV_ROUND_UP(length, psize);
 	struct ib_mr *mr;
 	int n;
 
 	if (WARN_ON_ONCE(iova & (psize - 1)))
 		return -EINVAL;
-	mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG,
-			 DIV_ROUND_UP(length, psize));
+	mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, pages);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
 	*mrp = mr;
+	conn->mr_pages += pages;
+	atomic64_add(pages, &kvod_rdma_mr_pages);
 	n = ib_map_mr_sg(mr, sgl, mapped, NULL, psize);
 	if (n != mapped)
 		return n < 0 ? n : -EINVAL;
@@ -346,6 +351,7 @@ static void conn_free_resources(struct kvod_rdma_conn *conn)
 	kvod_rdma_map_put(conn->map);
 	if (ts->mr)
 		ib_dereg_mr(ts->mr);
+	atomic64_sub(conn->mr_pages, &kvod_rdma_mr_pages);
 	if (ts->mapped)
 		ib_dma_unmap_sg(conn->dev, ts->sgt.sgl, 1, DMA_TO_DEVICE);
 	sg_free_table(&ts->sgt);
@@ -631,11 +637,20 @@ bool kvod_rdma_conn_close(struct kvod_rdma_conn *conn)
 	return true;
 }
 
+/* Module exit, once every connection is released: a WARN is a leak. */
+void kvod_rdma_conns_exit(void)
+{
+	s64 pages = atomic64_read(&kvod_rdma_mr_pages);
+
+	WARN(pages, "kvod: leaked %lld MR pages\n", pages);
+}
+
 /**
  * kvod_rdma_stats() - the connections' and maps' part of STATS
- * @st: its rdma_maps is filled (the bytes are in mem.c)
+ * @st: its rdma_maps and rdma_mr_pages are filled (the bytes are in mem.c)
  */
 void kvod_rdma_stats(struct kvod_stats *st)
 {
 	kvod_rdma_map_stats(st);
+	st->rdma_mr_pages = atomic64_read(&kvod_rdma_mr_pages);
 }

@@ -13,11 +13,13 @@
 static const struct field stats_fields[] = {
 	{ "movies",		"MOVIES" },
 	{ "zombies",		"ZOMBIES" },
+	{ "mem",		"MEM" },
 	{ "resident",		"RESIDENT" },
 	{ "resident_max",	"RESIDENT_MAX" },
 	{ "rdma_maps",		"RDMA_MAPS" },
 	{ "rdma_map_bytes",	"RDMA_MAP_BYTES" },
 	{ "rdma_conn_bytes",	"RDMA_CONN_BYTES" },
+	{ "rdma_mr_pages",	"RDMA_MR_PAGES" },
 };
 
 #define STATS_NUMS	ARRAY_SIZE(stats_fields)
@@ -26,11 +28,13 @@ static void stats_nums(const struct kvod_stats *st, __u64 v[STATS_NUMS])
 {
 	v[0] = st->movies;
 	v[1] = st->zombies;
-	v[2] = st->resident;
-	v[3] = st->resident_max;
-	v[4] = st->rdma_maps;
-	v[5] = st->rdma_map_bytes;
-	v[6] = st->rdma_conn_bytes;
+	v[2] = st->mem;
+	v[3] = st->resident;
+	v[4] = st->resident_max;
+	v[5] = st->rdma_maps;
+	v[6] = st->rdma_map_bytes;
+	v[7] = st->rdma_conn_bytes;
+	v[8] = st->rdma_mr_pages;
 }
 
 void show_stats_kv(const struct kvod_stats *st)

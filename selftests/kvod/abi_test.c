@@ -297,6 +297,7 @@ static void abi_expect_done(struct __test_metadata *_metadata,
 		want.count++;
 		want.st.movies++;
 		want.st.resident += mi.resident;
+		want.st.mem += mi.resident;
 		break;
 	case K_DEL:
 		EXPECT_EQ(ENOENT, kvod_info(self->dev, "keep", &mi));
@@ -329,6 +330,9 @@ static void abi_expect_done(struct __test_metadata *_metadata,
 
 		EXPECT_EQ(1U, st->movies);
 		EXPECT_EQ(self->keep.resident, st->resident);
+		/* No RDMA connection: the movie is all kvod holds. */
+		if (st->size >= KVOD_STATS_SIZE_VER1)
+			EXPECT_EQ(self->keep.resident, st->mem);
 		EXPECT_EQ(self->before.st.resident_max, st->resident_max);
 		break;
 	}
@@ -394,6 +398,7 @@ static void abi_expect_done(struct __test_metadata *_metadata,
 		want.count++;
 		want.st.movies++;
 		want.st.resident += mi.resident;
+		want.st.mem += mi.resident;
 		break;
 	case K_LIVE_FEED:
 		feed = ((const struct kvod_live_feed *)buf)->fd;
@@ -656,7 +661,8 @@ TEST_F(abi, writes_at_most_size)
 
 /*
  * A caller built before the struct grew passes its first published size
- * (kvod_movie_info's live_swaps came with VER1).
+ * (kvod_movie_info's live_swaps came with VER1, kvod_stats's mem and
+ * rdma_mr_pages with theirs).
  */
 TEST_F(abi, size_ver0_leaves_the_rest)
 {

@@ -14,7 +14,7 @@
  * that change the module parameter or reload the module restore a freshly
  * loaded module in their teardown.
  *
- * "State intact" means: STATS (movies, zombies, resident, resident_max)
+ * "State intact" means: STATS (movies, zombies, resident, mem, resident_max)
  * and the full movie LIST, LISTENER_LIST and PUSH_LIST are byte-for-byte
  * what they were before the rejected call, but for the counters a running
  * push moves on its own (see snap_take()).
@@ -110,6 +110,7 @@ static inline void expect_snap_eq(struct __test_metadata *_metadata,
 	EXPECT_EQ(a->st.movies, b->st.movies);
 	EXPECT_EQ(a->st.zombies, b->st.zombies);
 	EXPECT_EQ(a->st.resident, b->st.resident);
+	EXPECT_EQ(a->st.mem, b->st.mem);
 	EXPECT_EQ(a->st.resident_max, b->st.resident_max);
 	EXPECT_EQ(a->count, b->count);
 	EXPECT_EQ(a->filled, b->filled);

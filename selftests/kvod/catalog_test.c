@@ -90,6 +90,8 @@ TEST_F(kvod, add_several_stats_sum)
 	EXPECT_EQ(3U, st.movies);
 	EXPECT_EQ(0U, st.zombies);
 	EXPECT_EQ(sum, st.resident);
+	/* Without RDMA the movies are all the memory kvod holds. */
+	EXPECT_EQ(sum, st.mem);
 	EXPECT_TRUE(all_zero(st.reserved, sizeof(st.reserved)));
 }
 

@@ -315,9 +315,9 @@ t_list_json()
 		.stats.resident_max > 0 and
 		(.movies[0] | keys) == (["active_clients", "bitrate",
 			"bytes_served", "chunks", "name", "resident", "size"]) and
-		(.stats | keys) == (["movies", "rdma_conn_bytes",
-			"rdma_map_bytes", "rdma_maps", "resident",
-			"resident_max", "zombies"]))
+		(.stats | keys) == (["mem", "movies", "rdma_conn_bytes",
+			"rdma_map_bytes", "rdma_maps", "rdma_mr_pages",
+			"resident", "resident_max", "zombies"]))
 	' "$TMP/out" 2>&1) || fail "not JSON: $OUT" "$res" || return 1
 	names=${res%%$'\n'*}
 	[ "$names" = "a0 m1 m2" ] || fail "names '$names', expected 'a0 m1 m2'" ||
@@ -401,10 +401,11 @@ t_info()
 # (get_stats(), stats_fields[]): movies, the entries of the catalog
 # (KVOD_IOC_MOVIE_LIST, as list --json prints them); zombies, 0 (no movie
 # has been deleted yet); resident, the sum of the entries' own resident
-# bytes (KVOD_IOC_MOVIE_LIST; no zombie holds any); resident_max, the
-# module parameter or /proc/meminfo (resident_cap). One jq reads both
-# files: stats --json and list's stats compact, what stats says, what the
-# catalog says, then list's resident_max and resident, a line each.
+# bytes (KVOD_IOC_MOVIE_LIST; no zombie holds any); mem, that sum too
+# (no RDMA connection here); resident_max, the module parameter or
+# /proc/meminfo (resident_cap). One jq reads both files: stats --json and
+# list's stats compact, what stats says, what the catalog says, then
+# list's resident_max and resident, a line each.
 t_stats()
 {
 	local out json got want cap tol max
@@ -414,9 +415,10 @@ t_stats()
 	expect_rc 0 && expect_no_err || return 1
 	"$KVODCTL" list --json >"$TMP/list"
 	out=$(jq -r --slurpfile l "$TMP/list" '($l[0].stats | tojson),
-		tojson, "\(.movies) \(.zombies) \(.resident) \(.resident_max)",
-		($l[0] | "\(.movies + .live | length) 0 \([.movies[].resident,
-			.live[].resident] | add // 0)"),
+		tojson,
+		"\(.movies) \(.zombies) \(.resident) \(.mem) \(.resident_max)",
+		($l[0] | ([.movies[].resident, .live[].resident] | add // 0)
+			as $r | "\(.movies + .live | length) 0 \($r) \($r)"),
 		$l[0].stats.resident_max, $l[0].stats.resident' "$TMP/out")
 	mapfile -t res <<<"$out"
 	json=${res[0]:-}

@@ -11,7 +11,7 @@
 # rejected connection stays counted. Two connections to one movie share
 # one DMA mapping of it (kvodctl stats: rdma_maps), a reader over a
 # second device maps it once more, and none is left, nor any
-# connection's own registration bytes, once they are gone.
+# connection's own registration bytes or MR pages, once they are gone.
 #
 # timeout: 600
 # transports: rxe siw:debug
@@ -31,7 +31,8 @@ clients() {
 		movie_clients "$m"
 	done | paste -sd' '
 }
-# rdma_stats: kvodctl stats' rdma_maps, rdma_map_bytes, rdma_conn_bytes.
+# rdma_stats: kvodctl stats' rdma_maps, rdma_map_bytes, rdma_conn_bytes,
+# rdma_mr_pages.
 rdma_stats() {
 	"$KVODCTL" stats |
 		awk -F': ' '$1 ~ /^rdma_/ { printf "%s%s", sep, $2; sep = " " }'
@@ -58,7 +59,7 @@ rdma_on_exit() {
 }
 
 ktap_header
-ktap_plan 14
+ktap_plan 15
 [ -d "$T/events" ] || mount -t tracefs nodev "$T" 2>/dev/null
 rdma_test_start rdma_max_conns_per_addr=2
 
@@ -78,11 +79,15 @@ for _ in 1 2; do
 	pids+=($!)
 done
 wait_test "$(time_limit 20)" -ge 2 rdma_counter active
-read -r maps map_bytes conn_bytes <<<"$(rdma_stats)"
-ktap_print_msg "two readers of film: rdma_maps $maps, rdma_map_bytes $map_bytes, rdma_conn_bytes $conn_bytes"
+read -r maps map_bytes conn_bytes mr_pages <<<"$(rdma_stats)"
+ktap_print_msg "two readers of film: rdma_maps $maps, rdma_map_bytes $map_bytes, rdma_conn_bytes $conn_bytes, rdma_mr_pages $mr_pages"
 check_eq "film's two readers share one DMA mapping of it, counted with the connections' own bytes" \
 	"1 yes yes" \
 	"$maps $([ "${map_bytes:-0}" -gt 0 ] && echo yes) $([ "${conn_bytes:-0}" -gt 0 ] && echo yes)"
+# Each reader's MRs hold film's 20 MiB and its table's page: in 2 MiB
+# pages at the fewest, in 4 KiB pages at the most.
+check_eq "their MR pages are counted" yes \
+	"$( ((${mr_pages:-0} >= 2 * (10 + 1) && ${mr_pages:-0} <= 2 * (5120 + 1))) && echo yes)"
 
 check_eq "a third connection from the address: rejected, said clearly" \
 	"kvod-fetch: small: too many connections from this address" \
@@ -134,8 +139,9 @@ wait "${pids[@]}" 2>/dev/null
 pids=()
 wait_test "$(time_limit 20)" = 0 rdma_counter active
 check_eq "no connection left active" 0 "$(rdma_counter active)"
-wait_test "$(time_limit 20)" = "0 0 0" rdma_stats
-check_eq "... no mapping and no registration bytes left" "0 0 0" "$(rdma_stats)"
+wait_test "$(time_limit 20)" = "0 0 0 0" rdma_stats
+check_eq "... no mapping, no registration bytes, no MR page left" \
+	"0 0 0 0" "$(rdma_stats)"
 wait_test "$(time_limit 20)" = "0 0" clients
 check_eq "... nor a reader counted" "0 0" "$(clients)"
 
