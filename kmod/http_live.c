@@ -28,8 +28,9 @@
  * DOC: HTTP live queue bound
  *
  * A response keeps at most ``HTTP_LIVE_QUEUED`` chunks in TCP's queue, as
- * each of them pins its whole slot page, uncounted ("Overwrite without
- * tearing"). It records TCP's sequence number past each chunk it hands
+ * each of them pins its whole slot page, outside the cap (counted in the
+ * graveyard once the writer swaps it out: "Overwrite without tearing").
+ * It records TCP's sequence number past each chunk it hands
  * over (``ends``), forgets those the client acknowledged, and with
  * ``HTTP_LIVE_QUEUED`` left it waits, as on a full socket, for the client
  * to acknowledge the oldest. The send timeout applies to that wait as to a

@@ -172,6 +172,7 @@ enum kvod_mem_kind {
 	KVOD_MEM_RESIDENT,	/* movie chunks and live rings, under the cap */
 	KVOD_MEM_RDMA_MAPS,	/* shared DMA mappings of movies */
 	KVOD_MEM_RDMA_CONNS,	/* RDMA connections' MR pointers and tables */
+	KVOD_MEM_GRAVEYARD,	/* let go of, still referenced by the stack */
 	KVOD_MEM_NR_KINDS,
 };
 
@@ -180,6 +181,10 @@ void kvod_mem_charge(enum kvod_mem_kind kind, u64 bytes);
 void kvod_mem_release(enum kvod_mem_kind kind, u64 bytes);
 void kvod_mem_stats(struct kvod_stats *st);
 void kvod_mem_exit(void);
+
+/* graveyard.c */
+bool kvod_graveyard_bury(struct page *page, unsigned int order);
+void kvod_graveyard_exit(void);
 
 /* movie.c */
 struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,

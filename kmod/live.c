@@ -28,10 +28,11 @@
  *   skipped are added to ``live_overruns``.
  *
  * A slow reader thus pins the chunk it is sending and every chunk of
- * which its send queue holds bytes, each a whole slot page that is not
- * counted as resident, while TCP charges the socket only the bytes it
- * queued; an HTTP response therefore bounds the chunks it has in TCP's
- * queue (``HTTP_LIVE_QUEUED``, kmod/http_live.c).
+ * which its send queue holds bytes, each a whole slot page, counted in
+ * the graveyard once swapped out (DOC: The graveyard), while TCP charges
+ * the socket only the bytes it queued; an HTTP response therefore bounds
+ * the chunks it has in TCP's queue (``HTTP_LIVE_QUEUED``,
+ * kmod/http_live.c).
  */
 
 /**
@@ -368,8 +369,10 @@ static void live_release(struct kvod_movie *movie)
 	/* Queued by the writer or DEL; with no watcher left it tells nobody. */
 	cancel_work_sync(&ch->fanout);
 	for (i = 0; i < ch->nr_chunks; i++) {
-		if (ch->slots[i].page)
-			__free_pages(ch->slots[i].page, ch->order);
+		struct page *page = ch->slots[i].page;
+
+		if (page && !kvod_graveyard_bury(page, ch->order))
+			__free_pages(page, ch->order);
 		cond_resched();
 	}
 	mutex_destroy(&ch->wlock);
@@ -479,7 +482,8 @@ static int slot_claim(struct kvod_live *ch)
 	old = slot->page;
 	slot->page = page;
 	spin_unlock(&ch->lock);
-	put_page(old);
+	if (!kvod_graveyard_bury(old, ch->order))
+		put_page(old);
 	atomic64_inc(&ch->swaps);
 	return 0;
 }

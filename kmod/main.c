@@ -27,8 +27,9 @@
  *    ending by themselves;
  * 4. the protocols' global state goes;
  * 5. the catalog goes, once no reader is left;
- * 6. the memory counters are checked: every kind is back to zero (DOC:
- *    Memory accounting);
+ * 6. the graveyard lets go of the pages it still holds, and the memory
+ *    counters are checked: every kind is back to zero (DOC: Memory
+ *    accounting);
  * 7. the knobs go last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -17,19 +17,23 @@
  *   mappings of movies (``rdma.rst``, "RDMA shared maps").
  * - ``rdma_conn_bytes``: what each RDMA connection keeps of its own for
  *   its registrations: a pointer per MR and the segment table.
+ * - ``graveyard``: pages of movies and rings that kvod let go of while
+ *   TCP or a queued packet still referenced them, until they are freed
+ *   (DOC: The graveyard).
  *
- * The last two are charged after they are allocated, without a look at
- * the cap: they are bookkeeping of the first, and they are bounded by the
- * connection limits (``rdma_max_conns``), not by the titles. So the cap
- * bounds ``resident``; ``mem`` is at most the cap plus what the mappings
- * and connections keep.
+ * The last three are charged without a look at the cap: the first two are
+ * bookkeeping of mappings and connections, bounded by the connection
+ * limits (``rdma_max_conns``), and the graveyard holds what readers still
+ * send, bounded by what their sockets may queue (for live HTTP, DOC: HTTP
+ * live queue bound). So the cap bounds ``resident``; ``mem`` is at most
+ * the cap plus the other three.
  *
  * Not counted: structures of a fixed size per movie, listener, push,
  * connection or HTTP response; the arrays that describe the memory, 24
- * bytes per chunk of a movie or slot of a ring; the socket buffers, which
- * the network stack charges to the sockets; pages that TCP or a queued
- * packet still references after kvod let go of them; and what an RDMA
- * device keeps per MR page, of which ``rdma_mr_pages`` counts the pages.
+ * bytes per chunk of a movie or slot of a ring, and 32 per buried page;
+ * the socket buffers, which the network stack charges to the sockets;
+ * and what an RDMA device keeps per MR page, of which ``rdma_mr_pages``
+ * counts the pages.
  *
  * Each kind is an atomic counter, changed where the memory is allocated
  * and freed; no lock is taken. At module exit every kind is zero, or a
@@ -54,6 +58,7 @@ static const char *const kvod_mem_names[KVOD_MEM_NR_KINDS] = {
 	[KVOD_MEM_RESIDENT]	= "resident",
 	[KVOD_MEM_RDMA_MAPS]	= "rdma_map_bytes",
 	[KVOD_MEM_RDMA_CONNS]	= "rdma_conn_bytes",
+	[KVOD_MEM_GRAVEYARD]	= "graveyard",
 };
 
 /* The cap on KVOD_MEM_RESIDENT, in bytes. */
@@ -107,8 +112,8 @@ void kvod_mem_release(enum kvod_mem_kind kind, u64 bytes)
 
 /**
  * kvod_mem_stats() - the memory part of STATS
- * @st: its resident, resident_max, rdma_map_bytes, rdma_conn_bytes and
- *	mem are filled; mem is the sum of the kinds as read here
+ * @st: its resident, resident_max, rdma_map_bytes, rdma_conn_bytes,
+ *	graveyard and mem are filled; mem is the sum of the kinds as read here
  */
 void kvod_mem_stats(struct kvod_stats *st)
 {
@@ -116,14 +121,20 @@ void kvod_mem_stats(struct kvod_stats *st)
 	st->resident_max = kvod_mem_cap();
 	st->rdma_map_bytes = atomic64_read(&kvod_mem[KVOD_MEM_RDMA_MAPS]);
 	st->rdma_conn_bytes = atomic64_read(&kvod_mem[KVOD_MEM_RDMA_CONNS]);
-	st->mem = st->resident + st->rdma_map_bytes + st->rdma_conn_bytes;
+	st->graveyard = atomic64_read(&kvod_mem[KVOD_MEM_GRAVEYARD]);
+	st->mem = st->resident + st->rdma_map_bytes + st->rdma_conn_bytes +
+		  st->graveyard;
 }
 
-/* Module exit, once nothing is left that holds memory: a WARN is a leak. */
+/*
+ * Module exit, once nothing is left that holds memory: the graveyard lets
+ * go of its pages, and a WARN is a leak.
+ */
 void kvod_mem_exit(void)
 {
 	int i;
 
+	kvod_graveyard_exit();
 	for (i = 0; i < KVOD_MEM_NR_KINDS; i++) {
 		s64 v = atomic64_read(&kvod_mem[i]);
 

@@ -23,7 +23,7 @@
  * references to the stack (``MSG_SPLICE_PAGES``), which takes get_page()
  * references on the head: those keep a page alive after the movie is
  * freed, until TCP is done with it or the UDP packet that holds it is
- * freed.
+ * freed; it is counted in the graveyard meanwhile (DOC: The graveyard).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -81,7 +81,10 @@ static void movie_free_chunks(struct kvod_movie *movie)
 	u32 i;
 
 	for (i = 0; i < movie->nr_chunks; i++) {
-		__free_pages(movie->chunks[i].page, movie->chunks[i].order);
+		struct kvod_chunk *c = &movie->chunks[i];
+
+		if (!kvod_graveyard_bury(c->page, c->order))
+			__free_pages(c->page, c->order);
 		cond_resched();
 	}
 	kvfree(movie->chunks);

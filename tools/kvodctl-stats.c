@@ -16,6 +16,7 @@ static const struct field stats_fields[] = {
 	{ "mem",		"MEM" },
 	{ "resident",		"RESIDENT" },
 	{ "resident_max",	"RESIDENT_MAX" },
+	{ "graveyard",		"GRAVEYARD" },
 	{ "rdma_maps",		"RDMA_MAPS" },
 	{ "rdma_map_bytes",	"RDMA_MAP_BYTES" },
 	{ "rdma_conn_bytes",	"RDMA_CONN_BYTES" },
@@ -31,10 +32,11 @@ static void stats_nums(const struct kvod_stats *st, __u64 v[STATS_NUMS])
 	v[2] = st->mem;
 	v[3] = st->resident;
 	v[4] = st->resident_max;
-	v[5] = st->rdma_maps;
-	v[6] = st->rdma_map_bytes;
-	v[7] = st->rdma_conn_bytes;
-	v[8] = st->rdma_mr_pages;
+	v[5] = st->graveyard;
+	v[6] = st->rdma_maps;
+	v[7] = st->rdma_map_bytes;
+	v[8] = st->rdma_conn_bytes;
+	v[9] = st->rdma_mr_pages;
 }
 
 void show_stats_kv(const struct kvod_stats *st)

@@ -661,8 +661,8 @@ TEST_F(abi, writes_at_most_size)
 
 /*
  * A caller built before the struct grew passes its first published size
- * (kvod_movie_info's live_swaps came with VER1, kvod_stats's mem and
- * rdma_mr_pages with theirs).
+ * (kvod_movie_info's live_swaps came with VER1, kvod_stats's mem,
+ * graveyard and rdma_mr_pages with theirs).
  */
 TEST_F(abi, size_ver0_leaves_the_rest)
 {

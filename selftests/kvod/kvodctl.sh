@@ -315,9 +315,10 @@ t_list_json()
 		.stats.resident_max > 0 and
 		(.movies[0] | keys) == (["active_clients", "bitrate",
 			"bytes_served", "chunks", "name", "resident", "size"]) and
-		(.stats | keys) == (["mem", "movies", "rdma_conn_bytes",
-			"rdma_map_bytes", "rdma_maps", "rdma_mr_pages",
-			"resident", "resident_max", "zombies"]))
+		(.stats | keys) == (["graveyard", "mem", "movies",
+			"rdma_conn_bytes", "rdma_map_bytes", "rdma_maps",
+			"rdma_mr_pages", "resident", "resident_max",
+			"zombies"]))
 	' "$TMP/out" 2>&1) || fail "not JSON: $OUT" "$res" || return 1
 	names=${res%%$'\n'*}
 	[ "$names" = "a0 m1 m2" ] || fail "names '$names', expected 'a0 m1 m2'" ||

@@ -10,8 +10,9 @@
 # dies and the next one; DEL under load (every reader sees a proper end,
 # the writer EPIPE); the writer's write() wakes no reader itself; a
 # reader that stops reading keeps at most 1024 chunks in TCP's queue, is
-# let go when it resets, and is reset by the send timeout; the delay from writer to reader over HTTP and RTP at
-# once; rmmod under load.
+# let go when it resets, and is reset by the send timeout, the pages it
+# held counted as graveyard until they are freed; the delay from writer
+# to reader over HTTP and RTP at once; rmmod under load.
 # timeout: 600
 
 HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
@@ -66,7 +67,7 @@ writer_attached() {
 }
 
 ktap_header
-ktap_plan 40
+ktap_plan 42
 http_setup
 # 512 chunks hold the 8000 packets of the first writer: however slowly
 # the readers run here, the ring does not overwrite what they still want.
@@ -353,6 +354,18 @@ for b in $q; do
 done
 check_eq "two readers that stop reading: each has 1000 to 1024 chunks in TCP's queue, no more" \
 	"2 0" "$nq $bad"
+# The writer swapped out of the ring the pages those queues hold: they
+# are counted as graveyard, not resident. A chunk is one page. At least
+# the 1000 chunks of a queue but the ring's 256 that may still be in it.
+# At most what the two responses keep (1024 chunks in TCP's queue and the
+# one each holds) and what the readers' receive queues still reference,
+# acknowledged but unread: both readers start at the first chunk, so the
+# queues hold the same pages, and the 16 KiB receive buffers some tens of
+# chunks more.
+gp=$(kvod_stat graveyard)
+gp=$((${gp:-0} / $(getconf PAGESIZE)))
+check_eq "... the pages swapped out under them count as graveyard ($gp pages)" \
+	yes "$( ((gp >= 1000 - 256 && gp <= 2 * 1025)) && echo yes)"
 kill -USR2 "$resetter"
 wait_test "$(time_limit 10)" = 1 movie_clients pin
 check_eq "... one resets its connection: let go at once" 1 \
@@ -375,6 +388,10 @@ check_eq "... the send timeout resets it: no reader left, one timeout" \
 	"0 $((to + 1))" "$r"
 kill "$stalled"
 wait "$stalled" 2>/dev/null
+# The graveyard frees a page within half a second of TCP letting go.
+wait_test "$(time_limit 10)" = 0 kvod_stat graveyard
+check_eq "... with both gone, the graveyard has freed every page" 0 \
+	"$(kvod_stat graveyard)"
 
 # A reader that stops while the channel is idle: its response has every
 # chunk written and waits for the writer, with the chunks the reader's

@@ -419,6 +419,7 @@ kvod_knob() {
 #						KVOD_STATS[NAME] (kvodctl's
 #						name: movies, zombies,
 #						resident, resident_max, ...)
+#	kvod_stat NAME				one of them
 #
 # ENDPOINT is as kvodctl prints it: 198.18.0.1:7471, [::1]:8080.
 
@@ -513,6 +514,11 @@ kvod_stats() {
 		# shellcheck disable=SC2034 # the tests read it
 		KVOD_STATS[$key]=$val
 	done <<<"$out"
+}
+
+kvod_stat() {
+	kvod_stats || return 0
+	echo "${KVOD_STATS[$1]:-}"
 }
 
 # kvod-fetch's exit on a signal, as the HTTP and RDMA tests check it.

@@ -188,8 +188,11 @@ struct kvod_movie_list {
  *	their registrations (MR pointers and segment tables; not what the
  *	device keeps per MR)
  * @reserved: zero on output
- * @mem: bytes kvod holds, the sum of @resident, @rdma_map_bytes and
- *	@rdma_conn_bytes; since KVOD_STATS_SIZE_VER1
+ * @mem: bytes kvod holds, the sum of @resident, @graveyard,
+ *	@rdma_map_bytes and @rdma_conn_bytes; since KVOD_STATS_SIZE_VER1
+ * @graveyard: bytes of pages no longer part of a movie or ring that TCP,
+ *	a queued packet or a reader between chunks still references, until
+ *	they are freed; since KVOD_STATS_SIZE_VER1
  * @rdma_mr_pages: pages the RDMA connections' MRs hold, each an entry in
  *	the device's page list for the MR; since KVOD_STATS_SIZE_VER1
  */
@@ -205,11 +208,12 @@ struct kvod_stats {
 	__u64 rdma_conn_bytes;
 	__u64 reserved[5];
 	__u64 mem;
+	__u64 graveyard;
 	__u64 rdma_mr_pages;
 };
 
 #define KVOD_STATS_SIZE_VER0		96
-#define KVOD_STATS_SIZE_VER1		112	/* @mem, @rdma_mr_pages */
+#define KVOD_STATS_SIZE_VER1		120	/* @mem, @graveyard, @rdma_mr_pages */
 
 /* Serving protocols. */
 #define KVOD_PROTO_HTTP		1	/* HTTP/1.1 range server over TCP */
