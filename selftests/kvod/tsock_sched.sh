@@ -29,8 +29,8 @@ fresh() {
 
 	tc_batch out "qdisc del dev $DEV_TX root
 qdisc add dev $DEV_TX root tsock $*" -force
-	[[ $out != *"Command failed -:2"* ]] ||
-		ktap_print_msg "tc qdisc add tsock $* failed: $out"
+	[ -z "${TC_FAILED[2]+set}" ] ||
+		ktap_print_msg "tc qdisc add tsock $* failed: ${TC_FAILED[2]}"
 }
 
 # Untimed packets pass straight through.

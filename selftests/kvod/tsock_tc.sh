@@ -66,36 +66,27 @@ check_ok "same clockid is no change" qd change root tsock clockid CLOCK_MONOTONI
 # must fail and say MSG. The commands wait for check_tc_errs, which runs
 # them in one tc that goes on past a failure (-force -batch: a process
 # start costs a second or more on the debug kernel), and checks each in
-# turn by what tc said of it: its messages, then "Command failed -:N", N
-# its line. ARGS are words of tc's batch mode (a blank in quotes).
+# turn by what tc said of it (TC_FAILED). ARGS are words of tc's batch
+# mode (a blank in quotes).
 TC_ERRS=()
 check_tc_err() {
 	TC_ERRS+=("$1" "$2" "qdisc $3 dev $DEV_TX ${*:4}")
 }
 
 check_tc_errs() {
-	local -A said=()
-	local cmds='' text='' out line i n
+	local cmds='' out i n
 
 	for ((i = 2; i < ${#TC_ERRS[@]}; i += 3)); do
 		cmds+=${TC_ERRS[i]}$'\n'
 	done
 	tc_batch out "${cmds%$'\n'}" -force
-	while IFS= read -r line; do
-		if [[ $line =~ ^Command\ failed\ -:([0-9]+)$ ]]; then
-			said[${BASH_REMATCH[1]}]=$text
-			text=
-		else
-			text+=$line$'\n'
-		fi
-	done <<<"$out"
 	for ((i = 0; i < ${#TC_ERRS[@]}; i += 3)); do
 		n=$((i / 3 + 1))
-		if [ -n "${said[$n]+set}" ] &&
-			[[ ${said[$n]} == *"${TC_ERRS[i + 1]}"* ]]; then
+		if [ -n "${TC_FAILED[$n]+set}" ] &&
+			[[ ${TC_FAILED[$n]} == *"${TC_ERRS[i + 1]}"* ]]; then
 			ktap_pass "${TC_ERRS[i]}"
 		else
-			out=${said[$n]-did not fail, or tc stopped before it}
+			out=${TC_FAILED[$n]-did not fail, or tc stopped before it}
 			ktap_print_msg "tc ${TC_ERRS[i + 2]}: ${out%$'\n'}"
 			ktap_fail "${TC_ERRS[i]}"
 		fi

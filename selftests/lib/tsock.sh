@@ -121,18 +121,30 @@ qopt() {
 
 # tc_batch VAR LINES [OPTION...]: run LINES, tc commands one a line (as
 # after "tc"), in one tc -batch with OPTIONs in the sender's namespace;
-# set VAR to what it said (both streams) and return its status. tc stops
-# at the first command that fails, after "Command failed -:N" (N its
-# line), or with -force goes on to the next. One process for them all: a
-# process start costs a second or more on the debug kernel.
+# set VAR to what it said (both streams), TC_FAILED[N] to what it said of
+# line N if that command failed, and return its status. tc ends what it
+# says of a failed command with "Command failed -:N" and stops there, or
+# with -force goes on to the next. One process for them all: a process
+# start costs a second or more on the debug kernel.
+declare -gA TC_FAILED=()
 tc_batch() {
-	local var=$1 lines=$2 said rc=0
+	local var=$1 lines=$2 said line text='' rc=0
 
 	shift 2
 	# The redirections on exec, not on tc: bash then runs tc in the
 	# process of the command substitution, not in one more.
 	said=$(exec 2>&1 <<<"$lines"; tc -n "$NS_TX" "$@" -batch -) || rc=$?
 	printf -v "$var" %s "$said"
+	TC_FAILED=()
+	while IFS= read -r line; do
+		if [[ $line =~ ^Command\ failed\ -:([0-9]+)$ ]]; then
+			# shellcheck disable=SC2034 # the tests read it
+			TC_FAILED[${BASH_REMATCH[1]}]=$text
+			text=
+		else
+			text+=$line$'\n'
+		fi
+	done <<<"$said"
 	return "$rc"
 }
 
