@@ -25,12 +25,13 @@ HERE=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 
 PARAMS=/sys/module/kvod/parameters
 WMEM=$(sysctl -n net.ipv4.tcp_wmem)
+DEFER_MAX=$(sysctl -n net.core.skb_defer_max)
 CONTROL_MIB=4
 
 live_cleanup() {
 	kvod_trace_off 2>/dev/null
 	zc_probes_off
-	sysctl -qw net.ipv4.tcp_wmem="$WMEM"
+	sysctl -qw net.ipv4.tcp_wmem="$WMEM" net.core.skb_defer_max="$DEFER_MAX"
 	jobs -p | xargs -r kill 2>/dev/null
 	http_cleanup
 }
@@ -280,7 +281,12 @@ check_eq "... and none of them woke a reader (kvod_http_conn_queue)" 0 \
 # where timeouts are scaled the first look is after 5000. The send
 # timeout waits meanwhile, stretched: the debug kernel filled one queue
 # a minute or more before the other, which it then reset.
-sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304"
+# The readers share kvod's pages over loopback: a buffer one reads is
+# freed on the CPU that made it (skb_attempt_defer_free()), when that CPU
+# next polls the network, which an idle guest's may not do for minutes,
+# and the graveyard would count those pages until then. Freed at once
+# instead, they leave the graveyard as soon as the readers let go.
+sysctl -qw net.ipv4.tcp_wmem="4096 4194304 4194304" net.core.skb_defer_max=0
 "$KVODCTL" live create pin --chunk 188 --chunks 256 ||
 	ktap_bail_out "cannot create channel pin"
 # stalled_reader READY [CHANNEL [RCVBUF]]: GET /CHANNEL (pin), create
@@ -420,7 +426,7 @@ check_eq "a reader that stops on an idle channel: reset by the send timeout" \
 "$KVODCTL" del idle
 kill "$stalled"
 wait "$stalled" 2>/dev/null
-sysctl -qw net.ipv4.tcp_wmem="$WMEM"
+sysctl -qw net.ipv4.tcp_wmem="$WMEM" net.core.skb_defer_max="$DEFER_MAX"
 
 # --- End-to-end delay, over HTTP and RTP at once; then rmmod under load ---
 # The writer stamps its schedule; a reader tells, for the first packet of
