@@ -8,7 +8,7 @@
  * insert, DEL, exit) and guards the movie count; LIST takes its snapshot
  * under it. The data paths never take it: they look a movie up under RCU,
  * take a reference with kref_get_unless_zero() and read the immutable
- * fields (name, length, chunks) of the movie they hold. DEL drops the
+ * fields (name, length, image) of the movie they hold. DEL drops the
  * catalog's reference only after the movie left the hash, so a lookup that
  * races with DEL either misses the movie or holds a reference to a movie
  * that is on its way out; either way it never touches freed memory.
@@ -108,7 +108,7 @@ int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
 	if (IS_ERR(movie))
 		return PTR_ERR(movie);
 	/* Once in the catalog a DEL may free it: nothing of it is read after. */
-	nr_chunks = movie->nr_chunks;
+	nr_chunks = kvod_movie_image(movie)->nr_chunks;
 	ret = catalog_insert(movie);
 	if (ret)
 		return ret;
@@ -233,13 +233,15 @@ void kvod_movie_close(struct kvod_movie *movie)
 static void movie_fill_info(struct kvod_movie *movie,
 			    struct kvod_movie_info *info)
 {
+	const struct kvod_image *img = kvod_movie_image(movie);
+
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
 	strscpy(info->name, movie->name, sizeof(info->name));
 	info->length = movie->length;
 	info->bitrate = movie->bitrate;
-	info->resident = movie->resident;
-	info->chunks = movie->nr_chunks;
+	info->resident = kvod_movie_resident(movie);
+	info->chunks = img ? img->nr_chunks : 0;
 	info->active_clients = atomic_read(&movie->active_clients);
 	info->bytes_served = atomic64_read(&movie->bytes_served);
 	if (movie->live)

@@ -42,6 +42,25 @@ struct kvod_chunk {
 };
 
 /**
+ * struct kvod_image - a title's bytes in memory, in chunks (image.c)
+ * @ref: see DOC: Image lifetimes
+ * @resident: bytes the image reserved against the cap, returned by its
+ *	last put; 0 for a live channel's mirror, which its channel reserved
+ * @length: bytes of data in @chunks
+ * @nr_chunks: entries in @chunks
+ * @chunks: the memory, in title order
+ *
+ * Nothing of it changes once its creator handed it to a movie.
+ */
+struct kvod_image {
+	struct kref ref;
+	u64 resident;
+	u64 length;
+	u32 nr_chunks;
+	struct kvod_chunk *chunks;
+};
+
+/**
  * DOC: Movie lifetimes
  *
  * ADD (or LIVE_CREATE, for a live channel) creates a struct kvod_movie
@@ -52,11 +71,13 @@ struct kvod_chunk {
  * go with kvod_movie_close(). Lookups that only describe a movie pair
  * kvod_movie_get() with kvod_movie_put().
  * HTTP and push walk the memory with kvod_movie_bvecs(), which points
- * socket vectors at the movie's pages.
+ * socket vectors at the pages of the movie's image.
  *
  * DEL unlinks the name at once (a new ADD of the name may follow) and
- * drops the catalog's reference. The last put frees the memory and the
- * resident-bytes reservation; the struct itself is freed an RCU grace
+ * drops the catalog's reference. The last put drops the movie's reference
+ * to its image, whose last put frees the memory and returns the image's
+ * reservation (DOC: Image lifetimes), and returns what the movie reserved
+ * itself (a live channel's); the struct itself is freed an RCU grace
  * period later, because lookups walk the catalog under rcu_read_lock(). A
  * deleted movie that readers still hold is a *zombie* (@unlisted,
  * counted by ``kvodctl stats``).
@@ -69,16 +90,20 @@ struct kvod_chunk {
  * @name: NUL-terminated name; immutable
  * @length: bytes of movie data; immutable
  * @bitrate: nominal bits/s, 0 if unknown; immutable
- * @resident: bytes of memory held by @chunks; immutable
- * @nr_chunks: entries in @chunks; immutable
- * @chunks: the memory, in movie order; immutable after ADD
+ * @resident: bytes the movie reserved itself against the cap: a live
+ *	channel's ring and mirror; 0 for a movie, whose image reserved its
+ *	own; immutable
+ * @image: the memory (a movie's, or a live channel's RDMA mirror), or
+ *	NULL for a channel without a mirror; the movie holds a reference.
+ *	Set before publication and put by the last put: read it with
+ *	kvod_movie_image()
  * @active_clients: readers currently attached
  * @bytes_served: bytes handed to clients
  * @unlisted: a zombie; set under the catalog mutex before the catalog's
  *	put, read by the last put
  * @live: a live channel's ring (live.c), NULL for a movie; immutable
  * @release: NULL, or frees what the creator attached (a live channel's
- *	ring) at the last put, before @chunks; set before publication
+ *	ring) at the last put, before @image is put; set before publication
  */
 struct kvod_movie {
 	struct kref ref;
@@ -88,14 +113,24 @@ struct kvod_movie {
 	u64 length;
 	u64 bitrate;
 	u64 resident;
-	u32 nr_chunks;
-	struct kvod_chunk *chunks;
+	struct kvod_image __rcu *image;
 	atomic_t active_clients;
 	atomic64_t bytes_served;
 	bool unlisted;
 	struct kvod_live *live;
 	void (*release)(struct kvod_movie *movie);
 };
+
+/*
+ * The image of a movie that the caller holds (a reference, or the catalog
+ * mutex while it is listed): it does not change from publication to the
+ * last put, so no RCU read section is needed to read it.
+ */
+static inline struct kvod_image *
+kvod_movie_image(const struct kvod_movie *movie)
+{
+	return rcu_dereference_protected(movie->image, true);
+}
 
 struct kvod_listener;
 
@@ -186,21 +221,37 @@ void kvod_mem_exit(void);
 bool kvod_graveyard_bury(struct page *page, unsigned int order);
 void kvod_graveyard_exit(void);
 
+/* image.c: DOC: Image lifetimes */
+struct kvod_image *kvod_image_new(u32 nr_chunks);
+struct kvod_image *kvod_image_alloc(u64 length);
+int kvod_image_read(struct kvod_image *img, struct file *file);
+struct kvod_image *kvod_image_get(struct kvod_image *img);
+void kvod_image_put(struct kvod_image *img);
+const struct kvod_chunk *kvod_image_chunk(const struct kvod_image *img,
+					  u64 offset);
+const struct kvod_chunk *kvod_image_next_chunk(const struct kvod_image *img,
+					       const struct kvod_chunk *c);
+size_t kvod_image_bvecs(const struct kvod_image *img, u64 off, size_t len,
+			struct bio_vec *bv, unsigned int max, unsigned int *nr);
+
 /* movie.c */
 struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
 				    u64 bitrate);
 struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 				   u64 length, u64 bitrate);
 void kvod_movie_put(struct kvod_movie *movie);
-const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
-					  u64 offset);
-const struct kvod_chunk *kvod_movie_next_chunk(const struct kvod_movie *movie,
-					       const struct kvod_chunk *c);
-size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
-			struct bio_vec *bv, unsigned int max, unsigned int *nr);
+u64 kvod_movie_resident(const struct kvod_movie *movie);
 unsigned int kvod_movies_alive(void);
 void kvod_movie_unlisted(struct kvod_movie *movie);
 unsigned int kvod_movie_zombies(void);
+
+/* HTTP's and push's walk of a movie (not a live channel): its image's. */
+static inline size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off,
+				      size_t len, struct bio_vec *bv,
+				      unsigned int max, unsigned int *nr)
+{
+	return kvod_image_bvecs(kvod_movie_image(movie), off, len, bv, max, nr);
+}
 
 /**
  * struct kvod_live_event - what a channel's watchers are told of

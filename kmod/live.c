@@ -41,8 +41,9 @@
  * RDMA clients READ memory that was registered once per connection, so
  * the pages they see cannot be swapped as above, and the writer must
  * still not wait for them. A channel created with ``KVOD_LIVE_RDMA``
- * therefore keeps a second ring with fixed pages, in the movie's own
- * @chunks (a movie of @length bytes to rdma_conn.c): chunk 0 holds a
+ * therefore keeps a second ring with fixed pages, the movie's image,
+ * pinned for the channel's life (DOC: Image lifetimes; a movie of
+ * @length bytes to rdma_conn.c): chunk 0 holds a
  * struct kvod_rdma_live_head and a struct kvod_rdma_live_slot per slot,
  * the others are the slots. When a chunk is complete the writer copies it
  * into its mirror slot, seqlock-style:
@@ -61,7 +62,8 @@
  * DOC: Lifetimes and locking
  *
  * The ring belongs to its movie and is freed by the movie's last
- * kvod_movie_put() (live_release()). The feed file holds a reference on
+ * kvod_movie_put() (live_release()); the mirror is the movie's image, put
+ * right after (DOC: Image lifetimes). The feed file holds a reference on
  * the movie from ``KVOD_IOC_LIVE_FEED`` until it is released; every
  * reader holds one through kvod_movie_open(). DEL ends the channel
  * (kvod_live_end()): readers finish their response, the writer gets
@@ -149,7 +151,7 @@ struct kvod_live_slot {
  * @overruns: chunks readers skipped
  * @swaps: slot pages replaced because somebody still held them
  * @head: the RDMA mirror's head and slot entries; NULL without the mirror
- * @mirror: the mirror's slots (the movie's chunks after the head's)
+ * @mirror: the mirror's slots (its image's chunks after the head's)
  * @slots: the ring
  */
 struct kvod_live {
@@ -278,16 +280,19 @@ static struct kvod_rdma_live_slot *mirror_entry(struct kvod_live *ch, u32 i)
 					       LIVE_HEAD_BYTES) + i;
 }
 
+/* Its bytes are in the channel's own reservation (kvod_live_create()). */
 static int mirror_alloc(struct kvod_movie *movie, struct kvod_live *ch)
 {
 	u32 i, n = ch->nr_chunks + 1;
+	struct kvod_image *img;
 	u64 off = 0;
 
-	movie->chunks = kvcalloc(n, sizeof(*movie->chunks), GFP_KERNEL);
-	if (!movie->chunks)
+	img = kvod_image_new(n);
+	if (!img)
 		return -ENOMEM;
+	RCU_INIT_POINTER(movie->image, img);	/* not published yet */
 	for (i = 0; i < n; i++) {
-		struct kvod_chunk *c = &movie->chunks[i];
+		struct kvod_chunk *c = &img->chunks[i];
 
 		c->order = i ? ch->order : head_order(ch->nr_chunks);
 		c->page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_ZERO |
@@ -295,15 +300,16 @@ static int mirror_alloc(struct kvod_movie *movie, struct kvod_live *ch)
 				      c->order);
 		if (!c->page)
 			return -ENOMEM;	/* the movie's release frees the rest */
-		movie->nr_chunks++;
+		img->nr_chunks++;
 		c->len = PAGE_SIZE << c->order;
 		c->offset = off;
 		off += c->len;
 		cond_resched();
 	}
+	img->length = off;
 	movie->length = off;
-	ch->mirror = movie->chunks + 1;
-	ch->head = page_address(movie->chunks[0].page);
+	ch->mirror = img->chunks + 1;
+	ch->head = page_address(img->chunks[0].page);
 	ch->head->magic = cpu_to_be32(KVOD_RDMA_MAGIC);
 	ch->head->chunk_size = cpu_to_be32(ch->chunk_size);
 	ch->head->nr_chunks = cpu_to_be32(ch->nr_chunks);

@@ -11,8 +11,9 @@
  * - ``resident``: the chunks of movies and the rings of live channels.
  *   They are reserved against the cap, ``max_resident_mb``, before they
  *   are allocated (kvod_mem_reserve()); going over is ``ENOSPC``. The
- *   reservation is returned when the memory is freed, at the last
- *   reference to the movie.
+ *   reservation is returned when the memory is freed: a movie's at the
+ *   last reference to its image (DOC: Image lifetimes), a live channel's
+ *   (ring and mirror) at the last reference to the channel.
  * - ``rdma_map_bytes``: the scatterlists and bookkeeping of the shared DMA
  *   mappings of movies (``rdma.rst``, "RDMA shared maps").
  * - ``rdma_conn_bytes``: what each RDMA connection keeps of its own for

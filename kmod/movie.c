@@ -1,37 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Movie memory: reservation, allocation, the read at ADD, and release. */
-
-/**
- * DOC: Movie memory
- *
- * ADD reads the file once, from offset 0 to the size it had at the start,
- * into memory the module owns; the file can be closed, truncated or
- * rewritten afterwards without effect. ADD reserves the bytes against the
- * cap before it allocates them; going over is ``ENOSPC``.
- *
- * The body is held in order-9 compound pages (2 MiB on x86-64), the tail
- * in descending powers of two, so at most one page is partly used. If a
- * 2 MiB allocation fails, that chunk is retried at lower orders, down to
- * single pages, and the next chunk tries 2 MiB again. High orders use
- * ``__GFP_NORETRY``; single pages use ``__GFP_RETRY_MAYFAIL``, so a large
- * ADD fails with ``ENOMEM`` rather than waking the OOM killer. The unused
- * end of the last page is zeroed, because RDMA exposes whole pages and
- * must never expose stale kernel memory.
- *
- * The pages are compound because the RDMA path registers 2 MiB chunks
- * with 2 MiB MR pages, and because the TCP and push paths hand page
- * references to the stack (``MSG_SPLICE_PAGES``), which takes get_page()
- * references on the head: those keep a page alive after the movie is
- * freed, until TCP is done with it or the UDP packet that holds it is
- * freed; it is counted in the graveyard meanwhile (DOC: The graveyard).
- */
+/* Movies: the title that the catalog lists and readers hold, and its image. */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/bvec.h>
-#include <linux/fs.h>
-#include <linux/gfp.h>
-#include <linux/mm.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -58,134 +28,31 @@ unsigned int kvod_movie_zombies(void)
 	return atomic_read(&kvod_movies_zombie);
 }
 
-static struct page *chunk_alloc(unsigned int *order)
+static struct kvod_movie *movie_create(const char *name, u64 bitrate)
 {
-	const gfp_t high = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_NORETRY;
-	const gfp_t low = GFP_KERNEL | __GFP_COMP | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
-	struct page *page;
+	struct kvod_movie *movie;
 
-	for (;;) {
-		page = alloc_pages(*order ? high : low, *order);
-		if (page || !*order)
-			return page;
-		(*order)--;
-	}
-}
-
-/*
- * A movie of up to 1 TiB may be thousands of chunks (or, fragmented, far
- * more): yield between them. Every caller may sleep (see kvod_movie_put()).
- */
-static void movie_free_chunks(struct kvod_movie *movie)
-{
-	u32 i;
-
-	for (i = 0; i < movie->nr_chunks; i++) {
-		struct kvod_chunk *c = &movie->chunks[i];
-
-		if (!kvod_graveyard_bury(c->page, c->order))
-			__free_pages(c->page, c->order);
-		cond_resched();
-	}
-	kvfree(movie->chunks);
-	movie->chunks = NULL;
-	movie->nr_chunks = 0;
-}
-
-static int chunks_reserve(struct kvod_movie *movie, u32 *cap, u32 want)
-{
-	struct kvod_chunk *bigger;
-	u32 ncap;
-
-	if (want <= *cap)
-		return 0;
-	ncap = max(want, *cap * 2);
-	bigger = kvrealloc(movie->chunks, array_size(ncap, sizeof(*bigger)),
-			   GFP_KERNEL);
-	if (!bigger)
-		return -ENOMEM;
-	movie->chunks = bigger;
-	*cap = ncap;
-	return 0;
-}
-
-/*
- * The first guess at the array size is what an unfragmented machine needs:
- * whole 2 MiB chunks plus one per bit of the tail's page count.
- */
-static int movie_alloc_chunks(struct kvod_movie *movie)
-{
-	unsigned long left = DIV_ROUND_UP(movie->length, PAGE_SIZE);
-	unsigned long full = left >> KVOD_CHUNK_MAX_ORDER;
-	u32 cap = 0;
-	u64 offset = 0;
-	int ret;
-
-	ret = chunks_reserve(movie, &cap, full + hweight_long(left &
-				(BIT(KVOD_CHUNK_MAX_ORDER) - 1)));
-	if (ret)
-		return ret;
-
-	while (left) {
-		unsigned int order = min_t(unsigned int, KVOD_CHUNK_MAX_ORDER,
-					   ilog2(left));
-		struct kvod_chunk *c;
-		struct page *page;
-		u64 bytes;
-
-		ret = chunks_reserve(movie, &cap, movie->nr_chunks + 1);
-		if (ret)
-			return ret;
-		if (movie->nr_chunks < READ_ONCE(kvod_debug_small_chunks))
-			order = 0;
-		page = chunk_alloc(&order);
-		if (!page)
-			return -ENOMEM;
-		bytes = PAGE_SIZE << order;
-		c = &movie->chunks[movie->nr_chunks++];
-		c->page = page;
-		c->order = order;
-		c->offset = offset;
-		c->len = min_t(u64, bytes, movie->length - offset);
-		offset += c->len;
-		left -= 1UL << order;
-		cond_resched();
-	}
-	return 0;
-}
-
-static int chunk_read(struct file *file, struct kvod_chunk *c, loff_t *pos)
-{
-	char *buf = page_address(c->page);
-	size_t done = 0;
-
-	while (done < c->len) {
-		ssize_t n;
-
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		n = kernel_read(file, buf + done, c->len - done, pos);
-		if (n < 0)
-			return n;
-		if (n == 0)
-			return -EIO;	/* the file shrank under us */
-		done += n;
-		cond_resched();
-	}
-	memset(buf + c->len, 0, (PAGE_SIZE << c->order) - c->len);
-	return 0;
+	movie = kzalloc(sizeof(*movie), GFP_KERNEL);
+	if (!movie)
+		return NULL;
+	kref_init(&movie->ref);
+	strscpy(movie->name, name, sizeof(movie->name));
+	movie->bitrate = bitrate;
+	atomic_inc(&kvod_movies_allocated);
+	return movie;
 }
 
 /**
- * kvod_movie_alloc() - reserve memory for a movie or channel and set it up
+ * kvod_movie_alloc() - reserve memory for a live channel and set it up
  * @name: valid name
- * @resident: bytes of memory it will hold
+ * @resident: bytes of memory it will hold: its ring and its mirror
  * @bitrate: nominal bits/s
  *
- * @resident is reserved against the cap (DOC: Memory accounting). The
- * caller fills in the memory (movie chunks, or the live ring and its
- * @release); on failure it just drops the reference: the release handles
- * a half-built movie and returns the reservation.
+ * @resident is reserved against the cap (DOC: Memory accounting) as the
+ * movie's own, kept in movie->resident. The caller fills in the memory
+ * (the live ring and its @release, and the mirror, an image that reserves
+ * nothing of its own); on failure it just drops the reference: the
+ * release handles a half-built movie and returns the reservation.
  *
  * Return: a movie with one reference, or an ERR_PTR.
  */
@@ -198,16 +65,12 @@ struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
 	ret = kvod_mem_reserve(resident);
 	if (ret)
 		return ERR_PTR(ret);
-	movie = kzalloc(sizeof(*movie), GFP_KERNEL);
+	movie = movie_create(name, bitrate);
 	if (!movie) {
 		kvod_mem_release(KVOD_MEM_RESIDENT, resident);
 		return ERR_PTR(-ENOMEM);
 	}
-	kref_init(&movie->ref);
-	strscpy(movie->name, name, sizeof(movie->name));
-	movie->bitrate = bitrate;
 	movie->resident = resident;
-	atomic_inc(&kvod_movies_allocated);
 	return movie;
 }
 
@@ -217,6 +80,9 @@ struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
  * @file: a readable regular file of @length bytes
  * @length: bytes to read, 1 .. KVOD_MOVIE_MAX_BYTES
  * @bitrate: nominal bits/s
+ *
+ * The movie's image (DOC: Image lifetimes) reserves and holds the memory;
+ * the movie reserves nothing of its own.
  *
  * Context: may sleep for as long as the read takes (DOC: Movie memory); a
  * fatal signal interrupts it.
@@ -228,27 +94,26 @@ struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 				   u64 length, u64 bitrate)
 {
 	struct kvod_movie *movie;
-	loff_t pos = 0;
-	u32 i;
+	struct kvod_image *img;
 	int ret;
 
-	movie = kvod_movie_alloc(name, PAGE_ALIGN(length), bitrate);
-	if (IS_ERR(movie))
-		return movie;
-	movie->length = length;
-
-	ret = movie_alloc_chunks(movie);
+	img = kvod_image_alloc(length);
+	if (IS_ERR(img))
+		return ERR_CAST(img);
+	ret = kvod_image_read(img, file);
 	if (ret)
 		goto err_put;
-	for (i = 0; i < movie->nr_chunks; i++) {
-		ret = chunk_read(file, &movie->chunks[i], &pos);
-		if (ret)
-			goto err_put;
+	movie = movie_create(name, bitrate);
+	if (!movie) {
+		ret = -ENOMEM;
+		goto err_put;
 	}
+	movie->length = length;
+	RCU_INIT_POINTER(movie->image, img);	/* not published yet */
 	return movie;
 
 err_put:
-	kvod_movie_put(movie);
+	kvod_image_put(img);
 	return ERR_PTR(ret);
 }
 
@@ -257,10 +122,10 @@ static void movie_release(struct kref *ref)
 	struct kvod_movie *movie = container_of(ref, struct kvod_movie, ref);
 
 	pr_debug("movie %s: freeing %llu bytes\n", movie->name,
-		 movie->resident);
+		 kvod_movie_resident(movie));
 	if (movie->release)
 		movie->release(movie);
-	movie_free_chunks(movie);
+	kvod_image_put(kvod_movie_image(movie));
 	kvod_mem_release(KVOD_MEM_RESIDENT, movie->resident);
 	if (movie->unlisted)
 		atomic_dec(&kvod_movies_zombie);
@@ -275,7 +140,8 @@ static void movie_release(struct kref *ref)
  * See DOC: Movie lifetimes.
  *
  * Context: process context, no spinlock or RCU read lock held, as the last
- * put yields between chunks; might_sleep() checks every caller.
+ * put may free the image, which yields between chunks (kvod_image_put());
+ * might_sleep() checks every caller.
  */
 void kvod_movie_put(struct kvod_movie *movie)
 {
@@ -285,73 +151,14 @@ void kvod_movie_put(struct kvod_movie *movie)
 }
 
 /**
- * kvod_movie_chunk() - find the chunk holding a movie offset
- * @movie: a movie the caller holds a reference on
- * @offset: byte offset, below movie->length
+ * kvod_movie_resident() - the bytes a movie holds against the cap
+ * @movie: a movie the caller holds
  *
- * Return: the chunk, or NULL if @offset is past the end.
+ * Return: what the movie reserved itself and what its image reserved.
  */
-const struct kvod_chunk *kvod_movie_chunk(const struct kvod_movie *movie,
-					  u64 offset)
+u64 kvod_movie_resident(const struct kvod_movie *movie)
 {
-	u32 lo = 0, hi = movie->nr_chunks;
+	const struct kvod_image *img = kvod_movie_image(movie);
 
-	if (offset >= movie->length)
-		return NULL;
-	while (hi - lo > 1) {
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (movie->chunks[mid].offset <= offset)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &movie->chunks[lo];
-}
-
-/**
- * kvod_movie_next_chunk() - the chunk after one, in movie order
- * @movie: a movie the caller holds a reference on
- * @c: one of @movie's chunks
- *
- * A walk over movie bytes finds its first chunk with kvod_movie_chunk()
- * and steps with this, instead of searching again for every chunk.
- *
- * Return: the next chunk, or NULL after the last.
- */
-const struct kvod_chunk *kvod_movie_next_chunk(const struct kvod_movie *movie,
-					       const struct kvod_chunk *c)
-{
-	return ++c < movie->chunks + movie->nr_chunks ? c : NULL;
-}
-
-/**
- * kvod_movie_bvecs() - describe movie bytes for a socket
- * @movie: a movie the caller holds a reference on
- * @off: first byte, below movie->length
- * @len: bytes wanted
- * @bv: filled with one vector per chunk touched, pointing into the movie's
- *	pages (for MSG_SPLICE_PAGES: nothing is copied)
- * @max: room in @bv
- * @nr: set to the vectors used
- *
- * Return: the bytes described: @len, or less where @bv or the movie ran
- * out.
- */
-size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off, size_t len,
-			struct bio_vec *bv, unsigned int max, unsigned int *nr)
-{
-	const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
-	size_t total = 0;
-	unsigned int n = 0;
-
-	for (; c && n < max && total < len; c = kvod_movie_next_chunk(movie, c)) {
-		u64 in = off + total - c->offset;
-		size_t seg = min_t(u64, c->len - in, len - total);
-
-		bvec_set_page(&bv[n++], c->page, seg, in);
-		total += seg;
-	}
-	*nr = n;
-	return total;
+	return movie->resident + (img ? img->resident : 0);
 }

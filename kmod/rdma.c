@@ -262,7 +262,8 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	movie = kvod_movie_open(name);
 	if (!movie)
 		return conn_reject(rl, id, KVOD_RDMA_NOT_FOUND);
-	if (movie->live && !movie->nr_chunks) {	/* no RDMA mirror */
+	/* A live channel without an RDMA mirror has nothing to READ. */
+	if (movie->live && !kvod_movie_image(movie)) {
 		kvod_movie_close(movie);
 		return conn_reject(rl, id, KVOD_RDMA_NOT_MOVIE);
 	}

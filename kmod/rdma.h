@@ -108,11 +108,11 @@ struct kvod_rdma_mseg {
 	u64 length;
 };
 
-/* A movie DMA-mapped on one device (DOC: RDMA shared maps). */
+/* A movie's image DMA-mapped on one device (DOC: RDMA shared maps). */
 struct kvod_rdma_map {
 	struct list_head node;		/* on the maps' list */
 	struct kref ref;		/* one per connection */
-	struct kvod_movie *movie;	/* outlives the map */
+	struct kvod_image *image;	/* the map holds a reference */
 	struct ib_device *dev;
 	bool huge;			/* planned with 2 MiB MR pages */
 	u32 nr_segs;

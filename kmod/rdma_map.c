@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A movie DMA-mapped for one RDMA device, shared by its connections there. */
+/* A movie's image DMA-mapped for one RDMA device, shared by its connections. */
 
 /**
  * DOC: RDMA shared maps
@@ -7,13 +7,13 @@
  * A connection registers the movie in MRs of its own ("RDMA protection"),
  * but what they are built from, the plan of segments (runs of chunks, one
  * MR each), each segment's scatterlist and its DMA mapping, depends on the
- * movie, the device and ``rdma_huge_pages`` alone. Built per connection
- * they would grow with the title times the connections: half a million
- * scatterlist entries, about 16 MiB, for a 1 TiB title of 2 MiB chunks.
- * So a map is built once per movie, device and choice of MR page size,
- * when the first connection to the movie on the device sets up, and
- * shared; ib_map_mr_sg() only reads it. A connection keeps only its MRs
- * and its segment table.
+ * movie's image (DOC: Image lifetimes), the device and ``rdma_huge_pages``
+ * alone. Built per connection they would grow with the title times the
+ * connections: half a million scatterlist entries, about 16 MiB, for a
+ * 1 TiB title of 2 MiB chunks. So a map is built once per image, device
+ * and choice of MR page size, when the first connection to the movie on
+ * the device sets up, and shared; ib_map_mr_sg() only reads it. A
+ * connection keeps only its MRs and its segment table.
  */
 
 /**
@@ -52,17 +52,18 @@
  *
  * Each connection that registered from a map holds it from its setup
  * until its release has deregistered its MRs (kvod_rdma_map_put()); the
- * last put unmaps and frees it. Only connections hold maps, and each holds
- * the map's movie until after it put the map, so a map never outlives its
- * movie, and a movie's address is a sound key. Device removal waits for
- * the release of every connection on the device ("RDMA listeners and
+ * last put unmaps and frees it. A map holds a reference to the image it
+ * maps (kvod_image_get()) from its build until it is freed, so it never
+ * outlives the chunks it maps, and an image's address is a sound key: no
+ * other image can have it while the map is listed. Device removal waits
+ * for the release of every connection on the device ("RDMA listeners and
  * devices"), so no map outlives its device either.
  *
  * ``kvod_rdma_maps_lock``, a mutex, guards the list of maps and the drop
  * of a map's last reference. A map is built without it, as a large
  * movie's takes long and other connections' setups and releases must not
  * wait for it. It is put on the list only if no other connection put one
- * for the same movie and device meanwhile; else it is freed and that one
+ * for the same image and device meanwhile; else it is freed and that one
  * is used. A map's fields do not change once it is on the list.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -95,10 +96,10 @@ static bool chunk_is_huge(const struct kvod_chunk *c, u64 off)
 }
 
 /* Length and MR page size of the segment at @off (DOC: RDMA segments). */
-static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
+static u64 plan_segment(const struct kvod_image *img, u64 off, bool huge,
 			u32 max_pages, u32 *psize)
 {
-	const struct kvod_chunk *c = kvod_movie_chunk(movie, off);
+	const struct kvod_chunk *c = kvod_image_chunk(img, off);
 	u64 end = off;
 	u32 n = 0;
 
@@ -107,7 +108,7 @@ static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
 		while (n < max_pages && c && chunk_is_huge(c, end)) {
 			end += c->len;
 			n++;
-			c = kvod_movie_next_chunk(movie, c);
+			c = kvod_image_next_chunk(img, c);
 		}
 		return end - off;
 	}
@@ -123,21 +124,21 @@ static u64 plan_segment(const struct kvod_movie *movie, u64 off, bool huge,
 		end += take;
 		n += DIV_ROUND_UP(take, PAGE_SIZE);
 		if (end == c->offset + c->len)
-			c = kvod_movie_next_chunk(movie, c);
+			c = kvod_image_next_chunk(img, c);
 	}
 	return end - off;
 }
 
-/* Segments of @movie's plan; with @segs, their offsets and lengths too. */
-static u32 plan_movie(const struct kvod_movie *movie, bool huge,
+/* Segments of @img's plan; with @segs, their offsets and lengths too. */
+static u32 plan_image(const struct kvod_image *img, bool huge,
 		      u32 max_pages, struct kvod_rdma_mseg *segs)
 {
 	u64 off = 0;
 	u32 n = 0;
 
-	while (off < movie->length) {
+	while (off < img->length) {
 		u32 psize;
-		u64 len = plan_segment(movie, off, huge, max_pages, &psize);
+		u64 len = plan_segment(img, off, huge, max_pages, &psize);
 
 		if (segs) {
 			segs[n].offset = off;
@@ -151,16 +152,16 @@ static u32 plan_movie(const struct kvod_movie *movie, bool huge,
 }
 
 static int seg_fill_sg(struct kvod_rdma_mseg *seg,
-		       const struct kvod_movie *movie, size_t *bytes)
+		       const struct kvod_image *img, size_t *bytes)
 {
-	const struct kvod_chunk *first = kvod_movie_chunk(movie, seg->offset);
+	const struct kvod_chunk *first = kvod_image_chunk(img, seg->offset);
 	const struct kvod_chunk *c;
 	u64 off = seg->offset, end = seg->offset + seg->length;
 	struct scatterlist *sg;
 	unsigned int n = 0;
 	int ret;
 
-	for (c = first; c && c->offset < end; c = kvod_movie_next_chunk(movie, c))
+	for (c = first; c && c->offset < end; c = kvod_image_next_chunk(img, c))
 		n++;
 	ret = sg_alloc_table(&seg->sgt, n, GFP_KERNEL);
 	if (ret)
@@ -174,7 +175,7 @@ static int seg_fill_sg(struct kvod_rdma_mseg *seg,
 
 		sg_set_page(sg, nth_page(c->page, in >> PAGE_SHIFT), len, 0);
 		off += len;
-		c = kvod_movie_next_chunk(movie, c);
+		c = kvod_image_next_chunk(img, c);
 	}
 	return 0;
 }
@@ -193,11 +194,13 @@ static bool seg_needs_sync(struct ib_device *dev, struct kvod_rdma_mseg *seg)
 	return false;
 }
 
-static int seg_map(struct kvod_rdma_map *map, struct kvod_rdma_mseg *seg)
+/* @mirror: a live channel's, which the CPU writes while it is mapped. */
+static int seg_map(struct kvod_rdma_map *map, struct kvod_rdma_mseg *seg,
+		   bool mirror)
 {
 	int ret;
 
-	ret = seg_fill_sg(seg, map->movie, &map->bytes);
+	ret = seg_fill_sg(seg, map->image, &map->bytes);
 	if (ret)
 		return ret;
 	seg->mapped = ib_dma_map_sg(map->dev, seg->sgt.sgl,
@@ -207,7 +210,7 @@ static int seg_map(struct kvod_rdma_map *map, struct kvod_rdma_mseg *seg)
 	/* The MR's first byte starts its first page (DOC: RDMA segments). */
 	if (sg_dma_address(seg->sgt.sgl) & (seg->psize - 1))
 		return -EINVAL;	/* an IOMMU moved the chunk off its alignment */
-	if (map->movie->live && seg_needs_sync(map->dev, seg))
+	if (mirror && seg_needs_sync(map->dev, seg))
 		return -EOPNOTSUPP;
 	return 0;
 }
@@ -226,11 +229,13 @@ static void map_free(struct kvod_rdma_map *map)
 		sg_free_table(&seg->sgt);
 		cond_resched();
 	}
+	kvod_image_put(map->image);
 	kvfree(map);
 }
 
-static struct kvod_rdma_map *map_build(struct kvod_movie *movie,
-				       struct ib_device *dev, bool huge)
+static struct kvod_rdma_map *map_build(struct kvod_image *img,
+				       struct ib_device *dev, bool huge,
+				       bool mirror)
 {
 	u32 max_pages = dev_max_pages(dev), n, i;
 	struct kvod_rdma_map *map;
@@ -238,19 +243,19 @@ static struct kvod_rdma_map *map_build(struct kvod_movie *movie,
 
 	if (!max_pages)
 		return ERR_PTR(-EOPNOTSUPP);
-	n = plan_movie(movie, huge, max_pages, NULL);
+	n = plan_image(img, huge, max_pages, NULL);
 	map = kvzalloc(struct_size(map, segs, n), GFP_KERNEL);
 	if (!map)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&map->ref);
-	map->movie = movie;
+	map->image = kvod_image_get(img);
 	map->dev = dev;
 	map->huge = huge;
 	map->nr_segs = n;
 	map->bytes = struct_size(map, segs, n);
-	plan_movie(movie, huge, max_pages, map->segs);
+	plan_image(img, huge, max_pages, map->segs);
 	for (i = 0; i < n; i++) {
-		ret = seg_map(map, &map->segs[i]);
+		ret = seg_map(map, &map->segs[i], mirror);
 		if (ret) {
 			map_free(map);
 			return ERR_PTR(ret);
@@ -260,14 +265,14 @@ static struct kvod_rdma_map *map_build(struct kvod_movie *movie,
 	return map;
 }
 
-/* The listed map of (@movie, @dev, @huge), referenced; under the lock. */
-static struct kvod_rdma_map *map_find(struct kvod_movie *movie,
+/* The listed map of (@img, @dev, @huge), referenced; under the lock. */
+static struct kvod_rdma_map *map_find(const struct kvod_image *img,
 				      struct ib_device *dev, bool huge)
 {
 	struct kvod_rdma_map *map;
 
 	list_for_each_entry(map, &kvod_rdma_maps, node) {
-		if (map->movie == movie && map->dev == dev &&
+		if (map->image == img && map->dev == dev &&
 		    map->huge == huge) {
 			kref_get(&map->ref);
 			return map;
@@ -277,8 +282,9 @@ static struct kvod_rdma_map *map_find(struct kvod_movie *movie,
 }
 
 /**
- * kvod_rdma_map_get() - the map of @movie on @dev, built if need be
- * @movie: a movie the caller holds until after kvod_rdma_map_put()
+ * kvod_rdma_map_get() - the map of @movie's image on @dev, built if need be
+ * @movie: a movie with an image (not a live channel without a mirror)
+ *	that the caller holds
  * @dev: the device
  *
  * Context: process context; may take long the first time, for a large movie.
@@ -290,19 +296,20 @@ struct kvod_rdma_map *kvod_rdma_map_get(struct kvod_movie *movie,
 {
 	bool huge = READ_ONCE(rdma_huge_pages) &&
 		    (dev->attrs.page_size_cap & SZ_2M);
+	struct kvod_image *img = kvod_movie_image(movie);
 	struct kvod_rdma_map *map, *other;
 
 	mutex_lock(&kvod_rdma_maps_lock);
-	map = map_find(movie, dev, huge);
+	map = map_find(img, dev, huge);
 	mutex_unlock(&kvod_rdma_maps_lock);
 	if (map)
 		return map;
 
-	map = map_build(movie, dev, huge);
+	map = map_build(img, dev, huge, movie->live);
 	if (IS_ERR(map))
 		return map;
 	mutex_lock(&kvod_rdma_maps_lock);
-	other = map_find(movie, dev, huge);
+	other = map_find(img, dev, huge);
 	if (!other) {
 		list_add(&map->node, &kvod_rdma_maps);
 		kvod_rdma_nr_maps++;
