@@ -86,7 +86,7 @@
  *    socket after this;
  * 2. shut the timer down;
  * 3. release the socket (reset when aborting: ``SO_LINGER`` 0);
- * 4. let go of the movie;
+ * 4. let go of the response's cursor, then of its movie (DOC: The cursor);
  * 5. drop the life reference.
  *
  * The last reference unlinks the connection from its listener and frees

@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
+#include "cursor.h"
 #include "http_parse.h"
 #include "kvod.h"
 
@@ -85,6 +86,8 @@ struct http_live_tx {
  * @hdr_len: bytes in @hdr
  * @hdr_sent: bytes of @hdr TCP took so far
  * @movie: the movie of the body, a reference; NULL if no body
+ * @cursor: the walk of @movie's bytes when it is a movie, from
+ *	kvod_http_respond() to kvod_http_tx_done(); zeroed otherwise
  * @pos: next movie offset to send: the progress counter
  * @end: movie offset one past the last byte to send
  * @status: the status code, for counters
@@ -97,6 +100,7 @@ struct http_tx {
 	u32 hdr_len;
 	u32 hdr_sent;
 	struct kvod_movie *movie;
+	struct kvod_cursor cursor;
 	u64 pos;
 	u64 end;
 	u16 status;

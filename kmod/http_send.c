@@ -177,6 +177,7 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 		return;
 	}
 	tx->movie = movie;
+	kvod_cursor_init(&tx->cursor, movie);
 	tx->pos = first;
 	tx->end = last + 1;
 }
@@ -184,6 +185,8 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 /**
  * kvod_http_tx_done() - let go of the response's movie, sent or not
  * @conn: the connection
+ *
+ * Context: the connection's work, which may sleep (kvod_movie_close()).
  */
 void kvod_http_tx_done(struct http_conn *conn)
 {
@@ -191,6 +194,8 @@ void kvod_http_tx_done(struct http_conn *conn)
 
 	if (tx->movie && tx->movie->live)
 		kvod_http_live_done(conn);
+	else
+		kvod_cursor_release(&tx->cursor);
 	kvod_movie_close(tx->movie);
 	tx->movie = NULL;
 }
@@ -247,15 +252,17 @@ static int send_body(struct http_conn *conn)
 		struct msghdr msg = {
 			.msg_flags = MSG_SPLICE_PAGES | MSG_DONTWAIT,
 		};
-		size_t len;
+		ssize_t len;
 		int ret;
 
 		if (calls == HTTP_SEND_CALLS)
 			return -EINPROGRESS;
-		len = kvod_movie_bvecs(tx->movie, tx->pos,
+		len = kvod_cursor_fill(&tx->cursor, tx->pos,
 				       min_t(u64, tx->end - tx->pos,
 					     HTTP_SEND_BYTES),
 				       bv, HTTP_SEND_SEGS, &nr);
+		if (len < 0)
+			return len;
 		if (tx->pos + len < tx->end)
 			msg.msg_flags |= MSG_MORE;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nr, len);

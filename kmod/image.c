@@ -34,12 +34,14 @@
  * (kvod_image_new(), filled by live.c), pinned for the channel's life. Its
  * creator hands its one reference to the movie before the movie is
  * published, and the movie's last put drops it. Readers of the movie reach
- * the image through the movie they hold (kvod_movie_image()) and take no
- * reference of their own; nothing of the image changes meanwhile. A shared
- * RDMA map takes one more (kvod_image_get()) from its build until it is
- * freed, so that no map outlives the chunks it maps (DOC: RDMA map
- * lifetime and locking). A connection puts its map before its movie, so
- * an image is freed by its movie's last put.
+ * the image through the movie they hold (kvod_movie_image()); nothing of
+ * the image changes meanwhile. A shared RDMA map takes one more
+ * (kvod_image_get()) from its build until it is freed, so that no map
+ * outlives the chunks it maps (DOC: RDMA map lifetime and locking), and so
+ * does the cursor of an HTTP response or a push, from its init to its
+ * release (DOC: The cursor). A connection puts its map, and a reader
+ * releases its cursor, before it closes its movie, so an image is freed
+ * by its movie's last put.
  *
  * The last kvod_image_put() frees the chunks, burying those the network
  * stack still holds (DOC: The graveyard), then returns the image's
@@ -353,7 +355,7 @@ const struct kvod_chunk *kvod_image_next_chunk(const struct kvod_image *img,
  * @max: room in @bv
  * @nr: set to the vectors used
  *
- * HTTP and push call it through kvod_movie_bvecs().
+ * HTTP and push call it through their cursor (kvod_cursor_fill()).
  *
  * Return: the bytes described: @len, or less where @bv or the image ran
  * out.

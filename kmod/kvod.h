@@ -70,8 +70,8 @@ struct kvod_image {
  * reference of its own and counts the reader in @active_clients, and lets
  * go with kvod_movie_close(). Lookups that only describe a movie pair
  * kvod_movie_get() with kvod_movie_put().
- * HTTP and push walk the memory with kvod_movie_bvecs(), which points
- * socket vectors at the pages of the movie's image.
+ * HTTP and push walk a movie's bytes with a cursor of their own (DOC:
+ * The cursor), which points socket vectors at the pages of its image.
  *
  * DEL unlinks the name at once (a new ADD of the name may follow) and
  * drops the catalog's reference. The last put drops the movie's reference
@@ -244,14 +244,6 @@ u64 kvod_movie_resident(const struct kvod_movie *movie);
 unsigned int kvod_movies_alive(void);
 void kvod_movie_unlisted(struct kvod_movie *movie);
 unsigned int kvod_movie_zombies(void);
-
-/* HTTP's and push's walk of a movie (not a live channel): its image's. */
-static inline size_t kvod_movie_bvecs(const struct kvod_movie *movie, u64 off,
-				      size_t len, struct bio_vec *bv,
-				      unsigned int max, unsigned int *nr)
-{
-	return kvod_image_bvecs(kvod_movie_image(movie), off, len, bv, max, nr);
-}
 
 /**
  * struct kvod_live_event - what a channel's watchers are told of

@@ -83,8 +83,8 @@
  *   that reaches the end and finds its push unlinked returns without
  *   touching it.
  *
- * Teardown releases the socket first (no more sends), then the movie
- * reference.
+ * Teardown releases the socket first (no more sends), then the movie's
+ * cursor (DOC: The cursor), then the movie reference.
  *
  * The socket does not hold its namespace, as kernel sockets do not. The
  * pushes' pernet ``pre_exit`` hook stops the namespace's pushes while the
@@ -122,6 +122,7 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
+#include "cursor.h"
 #include "kvod.h"
 
 #define PUSH_TS_PACKET		188
@@ -148,6 +149,8 @@
  * @id: userspace handle
  * @opts: KVOD_PUSH_*
  * @movie: held reference
+ * @cursor: the walk of @movie's bytes, for a movie (not a live channel),
+ *	from push_setup() to the teardown; @work's only until then
  * @sock: kernel UDP socket, connected to @dst
  * @net: its namespace, for pre_exit matching and listing; not counted
  * @dst: the destination as userspace gave it
@@ -185,6 +188,7 @@ struct kvod_push {
 	u32 id;
 	u32 opts;
 	struct kvod_movie *movie;
+	struct kvod_cursor cursor;
 	struct socket *sock;
 	struct net *net;
 	struct kvod_sockaddr dst;
@@ -285,6 +289,28 @@ static bool push_drain_errors(struct kvod_push *p)
 	return any;
 }
 
+/*
+ * Point @bv at the next payload: @len bytes of the live chunk held, or up
+ * to @len bytes of the movie. Return the bytes, or kvod_cursor_fill()'s
+ * error.
+ */
+static ssize_t push_payload(struct kvod_push *p, size_t len,
+			    struct bio_vec *bv, unsigned int max,
+			    unsigned int *n)
+{
+	if (p->live.page) {
+		bvec_set_page(bv, p->live.page, len, p->offset);
+		*n = 1;
+		return len;
+	}
+	return kvod_cursor_fill(&p->cursor, p->offset, len, bv, max, n);
+}
+
+/*
+ * Return: 0 once the packet is sent or skipped; -EAGAIN or -ENOBUFS to
+ * send it again later; another negative errno if there is nothing to send
+ * at @p->offset.
+ */
 static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 			 ktime_t now)
 {
@@ -299,6 +325,7 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 	u64 txtime = ktime_to_ns(due);
 	struct bio_vec bv[3];	/* the header, and a payload in two chunks */
 	unsigned int n;
+	ssize_t got;
 	u8 *hdr;
 	int ret;
 
@@ -307,15 +334,14 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 			      GFP_KERNEL | __GFP_NOWARN);
 	if (!hdr)
 		return -ENOBUFS;	/* retry this packet later */
+	got = push_payload(p, len, bv + 1, ARRAY_SIZE(bv) - 1, &n);
+	if (got < 0) {
+		page_frag_free(hdr);
+		return got;
+	}
+	len = got;
 	rtp_header(p, sched, hdr);
 	bvec_set_virt(&bv[0], hdr, PUSH_RTP_HDR);
-	if (p->live.page) {
-		bvec_set_page(&bv[1], p->live.page, len, p->offset);
-		n = 1;
-	} else {
-		len = kvod_movie_bvecs(p->movie, p->offset, len, bv + 1,
-				       ARRAY_SIZE(bv) - 1, &n);
-	}
 
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_TXTIME;
@@ -442,6 +468,14 @@ static size_t push_next_len(struct kvod_push *p, ktime_t now)
 	return min_t(u64, PUSH_PAYLOAD, rounddown(left, PUSH_TS_PACKET));
 }
 
+/* The cursor goes first, as it reads the movie. May sleep. */
+static void push_close_movie(struct kvod_push *p)
+{
+	kvod_cursor_release(&p->cursor);
+	kvod_movie_close(p->movie);
+	p->movie = NULL;
+}
+
 static void push_release(struct kvod_push *p)
 {
 	sock_release(p->sock);
@@ -450,8 +484,7 @@ static void push_release(struct kvod_push *p)
 	if (p->live.page)
 		put_page(p->live.page);
 	p->live.page = NULL;
-	kvod_movie_close(p->movie);
-	p->movie = NULL;
+	push_close_movie(p);
 }
 
 static void push_free(struct kvod_push *p)
@@ -504,6 +537,7 @@ static void push_work(struct work_struct *w)
 	unsigned int batch = 0;
 	unsigned long delay;
 	s64 wait;
+	int ret;
 
 	/*
 	 * Packet k was not due within the window at the last run, so it is due
@@ -528,8 +562,13 @@ static void push_work(struct work_struct *w)
 		}
 		if (len == PUSH_IDLE)
 			return;	/* the channel queues us with its next chunk */
-		if (push_send_one(p, sched, len, now))
+		ret = push_send_one(p, sched, len, now);
+		if (ret == -EAGAIN || ret == -ENOBUFS)
 			goto full;	/* this packet again, when there is room */
+		if (ret) {
+			push_finish(p);	/* the movie has nothing there */
+			return;
+		}
 		p->offset += len;
 		p->pos += len;
 		p->k++;
@@ -637,7 +676,10 @@ static bool push_id_in_use(u32 id)
 	return false;
 }
 
-/* Fill in a new push from a checked request; takes the movie reference. */
+/*
+ * Fill in a new push from a checked request; takes the movie reference
+ * and, for a movie, starts its cursor.
+ */
 static int push_setup(struct kvod_push *p, const struct kvod_push_start *req)
 {
 	p->opts = req->opts;
@@ -662,6 +704,8 @@ static int push_setup(struct kvod_push *p, const struct kvod_push_start *req)
 	}
 	if (p->movie->live)
 		p->live.seq = kvod_live_newest(p->movie->live);
+	else
+		kvod_cursor_init(&p->cursor, p->movie);
 	p->interval = div64_u64((u64)PUSH_PAYLOAD * 8 * NSEC_PER_SEC, p->rate);
 	return 0;
 }
@@ -722,7 +766,7 @@ int kvod_push_start(struct kvod_push_start *req)
 err_sock:
 	sock_release(p->sock);
 err_movie:
-	kvod_movie_close(p->movie);
+	push_close_movie(p);
 err_free:
 	kfree(p);
 	return ret;
