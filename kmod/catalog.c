@@ -8,17 +8,17 @@
  * insert, DEL, exit) and guards the movie count; LIST takes its snapshot
  * under it. The data paths never take it: they look a movie up under RCU,
  * take a reference with kref_get_unless_zero() and read the immutable
- * fields (name, length, image) of the movie they hold. DEL drops the
+ * fields (name, length, image, file) of the movie they hold. DEL drops the
  * catalog's reference only after the movie left the hash, so a lookup that
  * races with DEL either misses the movie or holds a reference to a movie
  * that is on its way out; either way it never touches freed memory.
  * Counters are atomics.
  *
- * ADD reads the whole file without the lock (it can take seconds), after
- * a first duplicate check that makes a taken name fail fast; a second
- * check under the lock, before the insert, settles races between
- * concurrent ADDs of one name (one gets ``EEXIST``). So a slow read never
- * blocks queries.
+ * ADD reads the whole file without the lock (it can take seconds), unless
+ * the title stays in it (DOC: Titles in the page cache), after a first
+ * duplicate check that makes a taken name fail fast; a second check under
+ * the lock, before the insert, settles races between concurrent ADDs of
+ * one name (one gets ``EEXIST``). So a slow read never blocks queries.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -76,17 +76,39 @@ static int catalog_insert(struct kvod_movie *movie)
 	return 0;
 }
 
+/*
+ * A title stays in its file only while the add_lazy knob is set, and only
+ * if its filesystem reads through the page cache; tmpfs, for one, has no
+ * ->read_folio, so such a file is read into memory as with PIN.
+ */
+static bool add_cached(struct file *file, bool pin)
+{
+	return READ_ONCE(kvod_debug_add_lazy) && !pin &&
+	       file->f_mapping->a_ops->read_folio;
+}
+
+static struct kvod_movie *movie_make(const char *name, struct file *file,
+				     loff_t size, u64 bitrate, bool pin)
+{
+	if (add_cached(file, pin))
+		return kvod_movie_cached(name, file, size, bitrate);
+	return kvod_movie_load(name, file, size, bitrate);
+}
+
 /**
  * kvod_catalog_add() - register a movie
  * @name: movie name (validated here)
  * @file: an open file the caller checked is readable
  * @bitrate: nominal bits/s, 0 if unknown
+ * @pin: KVOD_ADD_PIN: read the file into memory whatever add_lazy says
  *
  * Return: 0, or a negative errno as documented in uapi/linux/kvod.h.
  */
-int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
+int kvod_catalog_add(const char *name, struct file *file, u64 bitrate,
+		     bool pin)
 {
 	struct inode *inode = file_inode(file);
+	const struct kvod_image *img;
 	struct kvod_movie *movie;
 	unsigned int nr_chunks;
 	loff_t size;
@@ -104,15 +126,20 @@ int kvod_catalog_add(const char *name, struct file *file, u64 bitrate)
 	if (catalog_has(name))
 		return -EEXIST;
 
-	movie = kvod_movie_load(name, file, size, bitrate);
+	movie = movie_make(name, file, size, bitrate, pin);
 	if (IS_ERR(movie))
 		return PTR_ERR(movie);
 	/* Once in the catalog a DEL may free it: nothing of it is read after. */
-	nr_chunks = kvod_movie_image(movie)->nr_chunks;
+	img = kvod_movie_image(movie);
+	nr_chunks = img ? img->nr_chunks : 0;
 	ret = catalog_insert(movie);
 	if (ret)
 		return ret;
-	pr_info("movie %s: %lld bytes in %u chunks\n", name, size, nr_chunks);
+	if (nr_chunks)
+		pr_info("movie %s: %lld bytes in %u chunks\n", name, size,
+			nr_chunks);
+	else
+		pr_info("movie %s: %lld bytes in the page cache\n", name, size);
 	return 0;
 }
 

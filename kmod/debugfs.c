@@ -10,6 +10,7 @@
 u32 kvod_debug_small_chunks;
 u32 kvod_debug_push_release_delay_ms;
 u32 kvod_debug_rdma_setup_delay_ms;
+u32 kvod_debug_add_lazy;
 atomic_t kvod_debug_drop_notes = ATOMIC_INIT(0);
 
 static struct dentry *kvod_debugfs;
@@ -43,6 +44,8 @@ void kvod_debugfs_init(void)
 			   &kvod_debug_rdma_setup_delay_ms);
 	debugfs_create_file_unsafe("drop_notes", 0600, kvod_debugfs, NULL,
 				   &drop_notes_fops);
+	debugfs_create_u32("add_lazy", 0600, kvod_debugfs,
+			   &kvod_debug_add_lazy);
 }
 
 void kvod_debugfs_exit(void)

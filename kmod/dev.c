@@ -80,7 +80,8 @@ static int ioc_movie_add(union kvod_ioctl_arg *arg)
 		return -EBADF;
 	if (!(fd_file(f)->f_mode & FMODE_READ))
 		return -EBADF;
-	return kvod_catalog_add(add->name, fd_file(f), add->bitrate);
+	return kvod_catalog_add(add->name, fd_file(f), add->bitrate,
+				add->flags & KVOD_ADD_PIN);
 }
 
 static int ioc_movie_del(union kvod_ioctl_arg *arg)
@@ -294,6 +295,7 @@ struct kvod_ioctl {
 	unsigned int cmd;
 	u32 ksize;
 	u32 ver0;
+	u32 flags;	/* the @flags bits the command knows */
 	bool change;
 	bool copy_out;
 	int (*fn)(union kvod_ioctl_arg *arg);
@@ -308,14 +310,19 @@ struct kvod_ioctl {
 	{ .cmd = (_cmd), .ksize = sizeof(_type), .ver0 = (_ver0),	\
 	  .change = (_change), .copy_out = (_out), .fn = (_fn),	\
 	  .undo = (_undo), .commit = (_commit) }
+#define KVOD_IOCTL_FLAGS(_cmd, _type, _ver0, _change, _out, _fn, _flags)	\
+	{ .cmd = (_cmd), .ksize = sizeof(_type), .ver0 = (_ver0),	\
+	  .change = (_change), .copy_out = (_out), .fn = (_fn),	\
+	  .flags = (_flags) }
 #define KVOD_IOCTL_UNDO(_cmd, _type, _ver0, _change, _out, _fn, _undo)	\
 	KVOD_IOCTL_FULL(_cmd, _type, _ver0, _change, _out, _fn, _undo, NULL)
 #define KVOD_IOCTL(_cmd, _type, _ver0, _change, _out, _fn)		\
 	KVOD_IOCTL_UNDO(_cmd, _type, _ver0, _change, _out, _fn, NULL)
 
 static const struct kvod_ioctl kvod_ioctls[] = {
-	KVOD_IOCTL(KVOD_IOC_MOVIE_ADD, struct kvod_movie_add,
-		   KVOD_MOVIE_ADD_SIZE_VER0, true, false, ioc_movie_add),
+	KVOD_IOCTL_FLAGS(KVOD_IOC_MOVIE_ADD, struct kvod_movie_add,
+			 KVOD_MOVIE_ADD_SIZE_VER0, true, false, ioc_movie_add,
+			 KVOD_ADD_FLAGS),
 	KVOD_IOCTL(KVOD_IOC_MOVIE_DEL, struct kvod_movie_ref,
 		   KVOD_MOVIE_REF_SIZE_VER0, true, false, ioc_movie_del),
 	KVOD_IOCTL(KVOD_IOC_MOVIE_INFO, struct kvod_movie_info,
@@ -389,7 +396,7 @@ static long kvod_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 	ret = copy_struct_from_user(&arg, ioc->ksize, uptr, usize);
 	if (ret)
 		return ret;
-	if (arg.head.flags)
+	if (arg.head.flags & ~ioc->flags)
 		return -EINVAL;
 
 	ret = ioc->fn(&arg);

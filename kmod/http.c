@@ -38,6 +38,10 @@
  * ``Connection: close`` the write side is shut right after the last byte
  * (``SHUT_WR``), so the FIN follows the data and is acknowledged with it.
  * A keep-alive response without a body holds nothing and does not wait.
+ * A body that cannot be completed, because its file shrank or cannot be
+ * read (DOC: The cursor), ends the same way right after the last byte
+ * TCP took: the client sees a FIN and fewer bytes than Content-Length,
+ * never a reset and never a byte past the file's new end.
  *
  * ``HTTP_DRAIN`` waits for the client's acknowledgment of everything
  * queued, the FIN included when closing. It sets ``SOCK_NOSPACE`` so that
@@ -56,7 +60,10 @@
  * steps of progress, not over the whole transfer. Progress is:
  *
  * * while the response is still being queued, TCP taking more of it,
- *   which TCP allows once about a third of its send buffer drained;
+ *   which TCP allows once about a third of its send buffer drained; so
+ *   the clock runs on while the response waits for its file's bytes to
+ *   be read (DOC: Cursor waits), and a device that does not answer ends
+ *   it like a client that does not read;
  * * once all of it is queued (``HTTP_DRAIN``), the client acknowledging a
  *   third of what was then unacknowledged, so the drain takes at most
  *   three timeouts (drain_progress());
@@ -448,6 +455,17 @@ static int conn_sent(struct http_conn *conn)
 	return STEP_AGAIN;
 }
 
+/*
+ * The body cannot be completed (DOC: The cursor): what TCP took is the
+ * response. Close after it as after a complete one, with a FIN once it is
+ * delivered, so that the client keeps what it got and sees a short body.
+ */
+static int conn_cut(struct http_conn *conn)
+{
+	conn->tx.close = true;
+	return conn_sent(conn);
+}
+
 static int step_send(struct http_conn *conn)
 {
 	u64 pos = conn->tx.pos;
@@ -464,6 +482,8 @@ static int step_send(struct http_conn *conn)
 		return STEP_WAIT;
 	if (ret == -EINPROGRESS)
 		return STEP_YIELD;
+	if (ret == -ENODATA || ret == -EIO)
+		return conn_cut(conn);
 	return STEP_ABORT;
 }
 

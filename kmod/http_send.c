@@ -127,6 +127,12 @@ static void respond_live(struct http_conn *conn,
 	kvod_http_live_begin(conn, req->http10, ends);
 }
 
+/* The page cache may have the body's next bytes now (DOC: Cursor waits). */
+static void cursor_wake(struct kvod_cursor *c)
+{
+	kvod_http_conn_queue(container_of(c, struct http_conn, tx.cursor));
+}
+
 /**
  * kvod_http_respond() - build the response to a parsed request
  * @conn: the connection; conn->tx is free
@@ -177,7 +183,7 @@ void kvod_http_respond(struct http_conn *conn, const struct http_request *req)
 		return;
 	}
 	tx->movie = movie;
-	kvod_cursor_init(&tx->cursor, movie);
+	kvod_cursor_init(&tx->cursor, movie, cursor_wake);
 	tx->pos = first;
 	tx->end = last + 1;
 }
@@ -240,7 +246,11 @@ static int send_head(struct http_conn *conn)
 				   tx->movie && tx->pos < tx->end);
 }
 
-/* TCP takes page references of its own (DOC: Movie memory). */
+/*
+ * TCP takes page references of its own (DOC: Movie memory). A fill that
+ * waits for storage waits as for a full socket, and the cursor's wake runs
+ * the connection again.
+ */
 static int send_body(struct http_conn *conn)
 {
 	struct kvod_listener *l = kvod_http_listener(conn);
@@ -260,13 +270,14 @@ static int send_body(struct http_conn *conn)
 		len = kvod_cursor_fill(&tx->cursor, tx->pos,
 				       min_t(u64, tx->end - tx->pos,
 					     HTTP_SEND_BYTES),
-				       bv, HTTP_SEND_SEGS, &nr);
+				       bv, HTTP_SEND_SEGS, &nr, false);
 		if (len < 0)
-			return len;
+			return len == -EIOCBQUEUED ? -EAGAIN : len;
 		if (tx->pos + len < tx->end)
 			msg.msg_flags |= MSG_MORE;
 		iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nr, len);
 		ret = sock_sendmsg(conn->sock, &msg);
+		kvod_cursor_sent(&tx->cursor);
 		if (ret <= 0)
 			return ret ?: -EAGAIN;
 
@@ -284,9 +295,11 @@ static int send_body(struct http_conn *conn)
  * @conn: the connection, from its work
  *
  * Return: 0 when all of it is with TCP; -EAGAIN when the socket is full
- * (sk_write_space will run the connection again); -EINPROGRESS when it
- * used up its share and wants to run again later; another negative errno
- * when the connection is broken.
+ * or the body's next bytes are being read (sk_write_space, or the
+ * cursor's wake, will run the connection again); -EINPROGRESS when it
+ * used up its share and wants to run again later; -ENODATA or -EIO when
+ * the body cannot go on (its file shrank, or failed to read: DOC: The
+ * cursor); another negative errno when the connection is broken.
  */
 int kvod_http_send(struct http_conn *conn)
 {

@@ -8,6 +8,7 @@
  * into memory the module owns, the movie's image; the file can be closed,
  * truncated or rewritten afterwards without effect. ADD reserves the bytes
  * against the cap before it allocates them; going over is ``ENOSPC``.
+ * (Unless the title stays in its file: DOC: Titles in the page cache.)
  *
  * The body is held in order-9 compound pages (2 MiB on x86-64), the tail
  * in descending powers of two, so at most one page is partly used. If a

@@ -83,7 +83,7 @@ struct kvod_image {
  * counted by ``kvodctl stats``).
  */
 /**
- * struct kvod_movie - a registered movie, resident in memory
+ * struct kvod_movie - a registered movie or live channel
  * @ref: see DOC: Movie lifetimes above
  * @hnode: catalog hash linkage, RCU-protected, under the catalog mutex
  * @rcu: defers freeing the struct past concurrent RCU lookups
@@ -94,9 +94,12 @@ struct kvod_image {
  *	channel's ring and mirror; 0 for a movie, whose image reserved its
  *	own; immutable
  * @image: the memory (a movie's, or a live channel's RDMA mirror), or
- *	NULL for a channel without a mirror; the movie holds a reference.
- *	Set before publication and put by the last put: read it with
- *	kvod_movie_image()
+ *	NULL for a channel without a mirror and for a movie served from the
+ *	page cache; the movie holds a reference. Set before publication and
+ *	put by the last put: read it with kvod_movie_image()
+ * @file: the file a movie without an image is served from (DOC: Titles
+ *	in the page cache), held from ADD to the last put; NULL otherwise;
+ *	immutable
  * @active_clients: readers currently attached
  * @bytes_served: bytes handed to clients
  * @unlisted: a zombie; set under the catalog mutex before the catalog's
@@ -114,6 +117,7 @@ struct kvod_movie {
 	u64 bitrate;
 	u64 resident;
 	struct kvod_image __rcu *image;
+	struct file *file;
 	atomic_t active_clients;
 	atomic64_t bytes_served;
 	bool unlisted;
@@ -199,6 +203,7 @@ extern u32 kvod_debug_small_chunks;
 extern u32 kvod_debug_rdma_setup_delay_ms;
 extern u32 kvod_debug_push_release_delay_ms;
 extern atomic_t kvod_debug_drop_notes;
+extern u32 kvod_debug_add_lazy;
 void kvod_debugfs_init(void);
 void kvod_debugfs_exit(void);
 
@@ -239,6 +244,8 @@ struct kvod_movie *kvod_movie_alloc(const char *name, u64 resident,
 				    u64 bitrate);
 struct kvod_movie *kvod_movie_load(const char *name, struct file *file,
 				   u64 length, u64 bitrate);
+struct kvod_movie *kvod_movie_cached(const char *name, struct file *file,
+				     u64 length, u64 bitrate);
 void kvod_movie_put(struct kvod_movie *movie);
 u64 kvod_movie_resident(const struct kvod_movie *movie);
 unsigned int kvod_movies_alive(void);
@@ -294,7 +301,8 @@ void kvod_live_unwatch(struct kvod_live *ch, struct kvod_live_watcher *w);
 /* catalog.c */
 int kvod_catalog_init(void);
 void kvod_catalog_exit(void);
-int kvod_catalog_add(const char *name, struct file *file, u64 bitrate);
+int kvod_catalog_add(const char *name, struct file *file, u64 bitrate,
+		     bool pin);
 int kvod_catalog_live_create(const struct kvod_live_create *req);
 int kvod_catalog_del(const char *name);
 int kvod_catalog_info(const char *name, struct kvod_movie_info *info);

@@ -5,12 +5,14 @@
  * DOC: Module load and exit
  *
  * Load brings up the test knobs in debugfs first, then the catalog, which
- * everything else serves movies from, then the protocols: each registers
- * its listener ops with kvod_proto_register(), and RDMA also brings up its
- * workqueues and device client. Then come the pushes (their workqueue and
- * pernet hook), which hold movies, then the listeners (their pernet hook),
- * which hold movies while they serve, and the control device last, so
- * that nothing can be configured before the rest exists.
+ * everything else serves movies from, then the cursors' workqueue, which
+ * reads the page cache for HTTP and push (DOC: Cursor waits), then the
+ * protocols: each registers its listener ops with kvod_proto_register(),
+ * and RDMA also brings up its workqueues and device client. Then come the
+ * pushes (their workqueue and pernet hook), which hold movies, then the
+ * listeners (their pernet hook), which hold movies while they serve, and
+ * the control device last, so that nothing can be configured before the
+ * rest exists.
  *
  * ``pre_exit`` hooks run in reverse order of registration, so a dying
  * namespace's listeners stop before its pushes.
@@ -26,16 +28,19 @@
  *    the push workqueue is destroyed, which waits for pushes that were
  *    ending by themselves;
  * 4. the protocols' global state goes;
- * 5. the catalog goes, once no reader is left;
- * 6. the graveyard lets go of the pages it still holds, and the memory
+ * 5. the cursors' workqueue goes, once every read of the page cache that
+ *    a wait still follows has completed (DOC: Cursor waits);
+ * 6. the catalog goes, once no reader is left;
+ * 7. the graveyard lets go of the pages it still holds, and the memory
  *    counters are checked: every kind is back to zero (DOC: Memory
  *    accounting);
- * 7. the knobs go last.
+ * 8. the knobs go last.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 
+#include "cursor.h"
 #include "kvod.h"
 
 static int __init kvod_init(void)
@@ -46,6 +51,9 @@ static int __init kvod_init(void)
 	ret = kvod_catalog_init();
 	if (ret)
 		goto err_debugfs;
+	ret = kvod_cursors_init();
+	if (ret)
+		goto err_catalog;
 	kvod_http_init();
 	ret = kvod_rdma_init();
 	if (ret)
@@ -69,6 +77,8 @@ err_rdma:
 	kvod_rdma_exit();
 err_http:
 	kvod_http_exit();
+	kvod_cursors_exit();
+err_catalog:
 	kvod_catalog_exit();
 	kvod_mem_exit();
 err_debugfs:
@@ -83,6 +93,7 @@ static void __exit kvod_exit(void)
 	kvod_push_exit();
 	kvod_rdma_exit();
 	kvod_http_exit();
+	kvod_cursors_exit();
 	kvod_catalog_exit();
 	kvod_mem_exit();
 	kvod_debugfs_exit();

@@ -2,6 +2,8 @@
 /* Movies: the title that the catalog lists and readers hold, and its image. */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/file.h>
+#include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -117,6 +119,33 @@ err_put:
 	return ERR_PTR(ret);
 }
 
+/**
+ * kvod_movie_cached() - register a movie that stays in its file
+ * @name: valid movie name
+ * @file: a readable regular file of at least @length bytes, whose mapping
+ *	reads through the page cache (``a_ops->read_folio``)
+ * @length: the file's size now: the movie's length, 1 ..
+ *	KVOD_MOVIE_MAX_BYTES
+ * @bitrate: nominal bits/s
+ *
+ * Reads nothing and reserves nothing: the movie holds @file (a reference
+ * of its own, put by its last put) and has no image; HTTP and push serve
+ * it from the page cache (DOC: Titles in the page cache).
+ *
+ * Return: a movie with one reference, or ERR_PTR(-ENOMEM).
+ */
+struct kvod_movie *kvod_movie_cached(const char *name, struct file *file,
+				     u64 length, u64 bitrate)
+{
+	struct kvod_movie *movie = movie_create(name, bitrate);
+
+	if (!movie)
+		return ERR_PTR(-ENOMEM);
+	movie->length = length;
+	movie->file = get_file(file);
+	return movie;
+}
+
 static void movie_release(struct kref *ref)
 {
 	struct kvod_movie *movie = container_of(ref, struct kvod_movie, ref);
@@ -126,6 +155,8 @@ static void movie_release(struct kref *ref)
 	if (movie->release)
 		movie->release(movie);
 	kvod_image_put(kvod_movie_image(movie));
+	if (movie->file)
+		fput(movie->file);
 	kvod_mem_release(KVOD_MEM_RESIDENT, movie->resident);
 	if (movie->unlisted)
 		atomic_dec(&kvod_movies_zombie);

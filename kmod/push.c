@@ -83,8 +83,12 @@
  *   that reaches the end and finds its push unlinked returns without
  *   touching it.
  *
- * Teardown releases the socket first (no more sends), then the movie's
- * cursor (DOC: The cursor), then the movie reference.
+ * A push's cursor may queue its work too, once the page cache may have
+ * the bytes it waited for (DOC: Cursor waits). So teardown first takes
+ * the watcher off (a live channel) and stops the cursor's wakes, and only
+ * then cancels the work item for good. It releases the socket first (no
+ * more sends), then the movie's cursor (DOC: The cursor), which waits for
+ * a read it queued, then the movie reference.
  *
  * The socket does not hold its namespace, as kernel sockets do not. The
  * pushes' pernet ``pre_exit`` hook stops the namespace's pushes while the
@@ -303,13 +307,14 @@ static ssize_t push_payload(struct kvod_push *p, size_t len,
 		*n = 1;
 		return len;
 	}
-	return kvod_cursor_fill(&p->cursor, p->offset, len, bv, max, n);
+	return kvod_cursor_fill(&p->cursor, p->offset, len, bv, max, n, true);
 }
 
 /*
  * Return: 0 once the packet is sent or skipped; -EAGAIN or -ENOBUFS to
- * send it again later; another negative errno if there is nothing to send
- * at @p->offset.
+ * send it again later; -EIOCBQUEUED to send it again once the cursor's
+ * wake says its bytes may be in memory; another negative errno if there
+ * is nothing to send at @p->offset.
  */
 static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 			 ktime_t now)
@@ -351,6 +356,7 @@ static int push_send_one(struct kvod_push *p, u64 sched, size_t len,
 		      PUSH_RTP_HDR + len);
 	ret = sock_sendmsg(p->sock, &msg);
 	page_frag_free(hdr);	/* an skb that took it holds its own */
+	kvod_cursor_sent(&p->cursor);
 	if (ret == -EAGAIN)
 		return ret;
 	/*
@@ -515,7 +521,8 @@ static void push_finish(struct kvod_push *p)
 	if (delay)
 		msleep(delay);
 	push_unwatch(p);
-	/* A chunk may have queued us again since we started: undo that. */
+	kvod_cursor_stop(&p->cursor);
+	/* A chunk or a read may have queued us again since we started. */
 	cancel_delayed_work(&p->work);
 	push_release(p);
 	pr_debug("push %u: released\n", p->id);
@@ -565,6 +572,8 @@ static void push_work(struct work_struct *w)
 		ret = push_send_one(p, sched, len, now);
 		if (ret == -EAGAIN || ret == -ENOBUFS)
 			goto full;	/* this packet again, when there is room */
+		if (ret == -EIOCBQUEUED)
+			return;	/* the cursor's wake queues us */
 		if (ret) {
 			push_finish(p);	/* the movie has nothing there */
 			return;
@@ -665,6 +674,14 @@ static int push_check(const struct kvod_push_start *req)
 	return 0;
 }
 
+/* The page cache may have the next packet's bytes now (DOC: Cursor waits). */
+static void push_cursor_wake(struct kvod_cursor *c)
+{
+	struct kvod_push *p = container_of(c, struct kvod_push, cursor);
+
+	mod_delayed_work(kvod_push_wq, &p->work, 0);
+}
+
 /* Under kvod_push_lock. */
 static bool push_id_in_use(u32 id)
 {
@@ -705,7 +722,7 @@ static int push_setup(struct kvod_push *p, const struct kvod_push_start *req)
 	if (p->movie->live)
 		p->live.seq = kvod_live_newest(p->movie->live);
 	else
-		kvod_cursor_init(&p->cursor, p->movie);
+		kvod_cursor_init(&p->cursor, p->movie, push_cursor_wake);
 	p->interval = div64_u64((u64)PUSH_PAYLOAD * 8 * NSEC_PER_SEC, p->rate);
 	return 0;
 }
@@ -772,10 +789,14 @@ err_free:
 	return ret;
 }
 
-/* Unlinked by the caller, so nobody else frees it; may sleep. */
+/*
+ * Unlinked by the caller, so nobody else frees it; may sleep. Nothing
+ * queues the work once the watcher and the cursor's wakes are off.
+ */
 static void push_stop(struct kvod_push *p)
 {
 	push_unwatch(p);
+	kvod_cursor_stop(&p->cursor);
 	cancel_delayed_work_sync(&p->work);
 	push_free(p);
 }

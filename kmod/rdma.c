@@ -262,10 +262,17 @@ static int on_connect_request(struct kvod_rdma_listener *rl,
 	movie = kvod_movie_open(name);
 	if (!movie)
 		return conn_reject(rl, id, KVOD_RDMA_NOT_FOUND);
-	/* A live channel without an RDMA mirror has nothing to READ. */
-	if (movie->live && !kvod_movie_image(movie)) {
+	/*
+	 * A live channel without an RDMA mirror has nothing to READ, nor,
+	 * for now, has a movie served from the page cache: it is refused as
+	 * a server without the resources, which a client may retry.
+	 */
+	if (!kvod_movie_image(movie)) {
+		u8 why = movie->live ? KVOD_RDMA_NOT_MOVIE :
+				       KVOD_RDMA_NO_RESOURCES;
+
 		kvod_movie_close(movie);
-		return conn_reject(rl, id, KVOD_RDMA_NOT_MOVIE);
+		return conn_reject(rl, id, why);
 	}
 	/* Notes only for a channel: a movie's client asked for nothing. */
 	conn = kvod_rdma_conn_create(rl, id, &ev->param.conn, movie,

@@ -270,8 +270,11 @@ printf '%s\n' "rdma_fetch.sh 100" "library_disk.sh 50" "http_fetch.sh 40" \
 check_eq "two guests, then the library guest with its disk after one" \
 	"library library disk: library_disk.sh|test-1 regular: rdma_fetch.sh|test-2 regular: http_fetch.sh http_serve.sh
 0" "$(KVOD_GUESTS=2 chains rdma_fetch.sh library_disk.sh http_fetch.sh http_serve.sh)"
+# The default list is the suite's: its library programs, in its order.
+lib_progs=$(cd "$REPO/selftests/kvod" &&
+	grep -l '^# guest: library$' -- *.sh | paste -sd' ')
 check_eq "one guest: its own list, then the library's" \
-	"library library disk: library_disk.sh|test regular: 
+	"library library disk: $lib_progs|test regular: 
 0" "$(KVOD_GUESTS=1 chains)"
 check_eq "a library guest that fails counts as the library's failure" \
 	"library library disk: library_disk.sh

@@ -54,18 +54,23 @@ FIXTURE_VARIANT(abi) {
 	__u32 ksize;
 	bool writes;		/* has output fields */
 	bool changes;		/* changes state (needs CAP_NET_ADMIN) */
+	__u32 flags;		/* the bits of @flags the command knows */
 };
 
 /* The kernel's struct is the one the command number encodes. */
-#define ABI_VARIANT(_name, _kind, _cmd, _ver0, _writes, _changes)	\
+#define ABI_VARIANT_FLAGS(_name, _kind, _cmd, _ver0, _writes, _changes,	\
+			  _flags)					\
 	FIXTURE_VARIANT_ADD(abi, _name) {				\
 		.kind = (_kind), .cmd = (_cmd), .ver0 = (_ver0),	\
 		.ksize = _IOC_SIZE(_cmd), .writes = (_writes),		\
-		.changes = (_changes),					\
+		.changes = (_changes), .flags = (_flags),		\
 	}
+#define ABI_VARIANT(_name, _kind, _cmd, _ver0, _writes, _changes)	\
+	ABI_VARIANT_FLAGS(_name, _kind, _cmd, _ver0, _writes, _changes, 0)
 
-ABI_VARIANT(add, K_ADD, KVOD_IOC_MOVIE_ADD,
-	    KVOD_MOVIE_ADD_SIZE_VER0, false, true);
+/* KVOD_ADD_PIN reads the file as every ADD of a file in tmpfs does. */
+ABI_VARIANT_FLAGS(add, K_ADD, KVOD_IOC_MOVIE_ADD,
+		  KVOD_MOVIE_ADD_SIZE_VER0, false, true, KVOD_ADD_FLAGS);
 ABI_VARIANT(del, K_DEL, KVOD_IOC_MOVIE_DEL,
 	    KVOD_MOVIE_REF_SIZE_VER0, false, true);
 ABI_VARIANT(info, K_INFO, KVOD_IOC_MOVIE_INFO,
@@ -509,18 +514,36 @@ TEST_F(abi, tail_nonzero_last_byte)
 			    kvod_ioctl(self->dev, variant->cmd, self->mem));
 }
 
+/*
+ * Every bit the command does not know is refused, alone and beside the
+ * bits it knows; those it knows are taken, and do what they are for.
+ */
 TEST_F(abi, flags_nonzero)
 {
 	int bit;
 
 	for (bit = 0; bit < 32; bit++) {
+		if (variant->flags & (1U << bit))
+			continue;
 		abi_fill(self, variant, self->mem, variant->ksize,
 			 variant->ksize);
 		((__u32 *)self->mem)[1] = 1U << bit;
 		abi_expect_rejected(_metadata, self, EINVAL,
 				    kvod_ioctl(self->dev, variant->cmd,
 					       self->mem));
+		if (!variant->flags)
+			continue;
+		((__u32 *)self->mem)[1] = variant->flags | 1U << bit;
+		abi_expect_rejected(_metadata, self, EINVAL,
+				    kvod_ioctl(self->dev, variant->cmd,
+					       self->mem));
 	}
+	if (!variant->flags)
+		return;
+	abi_fill(self, variant, self->mem, variant->ksize, variant->ksize);
+	((__u32 *)self->mem)[1] = variant->flags;
+	ASSERT_EQ(0, kvod_ioctl(self->dev, variant->cmd, self->mem));
+	abi_expect_done(_metadata, self, variant, self->mem);
 }
 
 /* The command's size bits do not matter; @size does. */

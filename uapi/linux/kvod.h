@@ -40,7 +40,7 @@
 /**
  * struct kvod_movie_add - register a movie (KVOD_IOC_MOVIE_ADD)
  * @size: sizeof(struct kvod_movie_add)
- * @flags: must be 0
+ * @flags: KVOD_ADD_PIN, or 0
  * @fd: an open, readable file descriptor of a regular, non-empty file
  * @reserved0: must be 0
  * @bitrate: nominal bit rate in bits/s, 0 if unknown
@@ -49,7 +49,13 @@
  *
  * The whole file is read once into memory the module holds (in physically
  * contiguous chunks of up to 2 MiB) and is never read again. The file may be
- * closed or changed afterwards without effect on the movie.
+ * closed or changed afterwards without effect on the movie. KVOD_ADD_PIN
+ * asks for exactly this, and it is what every ADD does, except while the
+ * test knob add_lazy is set (Documentation/kvod.rst, "Titles in the page
+ * cache"): an ADD without KVOD_ADD_PIN of a file whose filesystem reads
+ * through the page cache (ext4, xfs; not tmpfs) then reads nothing. The
+ * module keeps the file open instead and serves HTTP and push from the
+ * page cache; the movie's @length is the file's size at ADD.
  *
  * Errors: EBADF (fd not open or not readable), EINVAL (not a regular file,
  * empty, bad name, bad flags), EEXIST (name taken), ENOSPC (over the
@@ -69,6 +75,10 @@ struct kvod_movie_add {
 };
 
 #define KVOD_MOVIE_ADD_SIZE_VER0	120
+
+/* struct kvod_movie_add.flags */
+#define KVOD_ADD_PIN		0x1U	/* read the whole file into memory now */
+#define KVOD_ADD_FLAGS		KVOD_ADD_PIN
 
 /**
  * struct kvod_movie_ref - name a movie (KVOD_IOC_MOVIE_DEL)
