@@ -27,6 +27,7 @@ enum {
 	VAL_CHUNKS,
 	VAL_RAW,
 	VAL_RDMA,
+	VAL_PIN,
 };
 
 struct opt_def {
@@ -46,6 +47,7 @@ static const struct opt_def opt_defs[] = {
 	{ OPT_LIVE,	{ "chunks", required_argument, NULL, VAL_CHUNKS } },
 	{ OPT_LIVE,	{ "raw", no_argument, NULL, VAL_RAW } },
 	{ OPT_LIVE,	{ "rdma", no_argument, NULL, VAL_RDMA } },
+	{ OPT_PIN,	{ "pin", no_argument, NULL, VAL_PIN } },
 };
 
 #define NR_OPT_DEFS	ARRAY_SIZE(opt_defs)
@@ -157,6 +159,9 @@ static int parse_opts(const struct kvodctl_cmd *c, int argc, char **argv,
 			break;
 		case VAL_RDMA:
 			a->rdma = true;
+			break;
+		case VAL_PIN:
+			a->pin = true;
 			break;
 		default:
 			return bad_option(c->name, ret, argv);

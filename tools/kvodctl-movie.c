@@ -56,8 +56,10 @@ static int open_movie_file(const char *cmd, const char *name,
 }
 
 /*
- * add NAME FILE [--bitrate RATE]: the kernel reads FILE through the fd we
- * pass, once, during the ioctl; we close our fd afterwards either way.
+ * add NAME FILE [--bitrate RATE] [--pin]: the kernel reads FILE through
+ * the fd we pass, once, during the ioctl, or (the add_lazy test knob,
+ * without --pin) keeps a reference to the open file; we close our fd
+ * afterwards either way.
  */
 int cmd_add(const struct kvodctl_args *a)
 {
@@ -68,6 +70,8 @@ int cmd_add(const struct kvodctl_args *a)
 	memset(&req, 0, sizeof(req));
 	req.size = sizeof(req);
 	req.bitrate = a->bitrate;
+	if (a->pin)
+		req.flags = KVOD_ADD_PIN;
 	ret = kvod_set_name(req.name, a->cmd, name);
 	if (ret)
 		return ret;

@@ -22,7 +22,7 @@ static const char *const id_arg[] = { "ID", NULL };
 static const char *const no_args[] = { NULL };
 
 static const struct kvodctl_cmd cmds[] = {
-	{ "add",	cmd_add,	OPT_BITRATE,	add_args },
+	{ "add",	cmd_add,	OPT_BITRATE | OPT_PIN, add_args },
 	{ "del",	cmd_del,	0,		name_arg },
 	{ "list",	cmd_list,	OPT_JSON,	no_args },
 	{ "info",	cmd_info,	OPT_JSON,	name_arg },
@@ -41,6 +41,7 @@ void usage(FILE *f)
 	      "\n"
 	      "Commands:\n"
 	      "  add NAME FILE [--bitrate RATE]  register FILE as movie NAME\n"
+	      "       [--pin]\n"
 	      "  del NAME                        remove movie NAME\n"
 	      "  list [--json]                   list the movies\n"
 	      "  info NAME [--json]              show movie NAME\n"
@@ -62,6 +63,8 @@ void usage(FILE *f)
 	      "  --bitrate RATE  nominal bit rate in bits/s, with an optional\n"
 	      "                  k, M or G suffix: 8700000, 8.7M, 2500k\n"
 	      "  --json          print one JSON object\n"
+	      "  --pin           add: read FILE into memory now, whatever the\n"
+	      "                  module's add_lazy test knob says\n"
 	      "  --rate RATE     push: payload bit rate (default: the movie's)\n"
 	      "  --loop          push: start over at the end\n"
 	      "  --window MS     push: hand packets over this far ahead (50)\n"

@@ -36,6 +36,7 @@
 #define OPT_BITRATE	(1U << 1)	/* --bitrate RATE */
 #define OPT_PUSH	(1U << 2)	/* --rate RATE --loop --window MS --tai */
 #define OPT_LIVE	(1U << 3)	/* --chunk SIZE --chunks N --raw --rdma */
+#define OPT_PIN		(1U << 4)	/* --pin */
 
 struct kvodctl_args;
 
@@ -64,6 +65,7 @@ struct kvodctl_args {
 	__u32 nr_chunks;	/* live create: 0 if not given */
 	bool raw;		/* live create: not MPEG-TS */
 	bool rdma;		/* live create: keep a mirror for RDMA */
+	bool pin;		/* add: read the file into memory now */
 };
 
 /* parse_args() returns this when it printed the help: exit 0. */

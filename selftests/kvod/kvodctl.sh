@@ -295,6 +295,21 @@ t_add_no_rate()
 		fail "info a0: $OUT"
 }
 
+# --pin is accepted and the movie is resident at once (the files here
+# are in tmpfs, which is always read at ADD; library_states.sh checks
+# --pin on a disk), then deleted again for the checks that follow.
+t_add_pin()
+{
+	mkfile p0 5000
+	run add p0 "$TMP/p0" --pin
+	expect_rc 0 && expect_quiet || return 1
+	run info p0 --json
+	[ "$(jq -r '"\(.size) \(.resident >= .size) \(.chunks >= 1)"' \
+		"$TMP/out" 2>&1)" = "5000 true true" ] || fail "info p0: $OUT"
+	run del p0
+	expect_rc 0 && expect_quiet
+}
+
 # Sizes, bitrates and accounting in list --json, checked against the files.
 # One jq prints the names, then whether the rest holds: it fails on what
 # is not JSON.
@@ -622,6 +637,7 @@ add_test list_empty t_list_empty
 add_test add_quiet t_add_quiet
 add_test add_rate_suffix_k t_add_rate_suffix_k
 add_test add_without_rate t_add_no_rate
+add_test add_pin t_add_pin
 add_test list_json t_list_json
 add_test list_table t_list_table
 add_test list_listener_and_push t_list_services
@@ -651,6 +667,7 @@ add_test add_json_option t_refused 2 "" add new "$ANY_FILE" --json
 add_test del_no_name t_refused 2 "" del
 add_test del_two_names t_refused 2 "" del m1 m2
 add_test del_bitrate_option t_refused 2 "" del m1 --bitrate 5
+add_test del_pin_option t_refused 2 "" del m1 --pin
 add_test info_no_name t_refused 2 "" info
 add_test list_extra_arg t_refused 2 "" list m1
 add_test stats_extra_arg t_refused 2 "" stats x
