@@ -124,6 +124,16 @@
  * the reader. The wake function's last instruction runs under the wait
  * queue's spinlock, with interrupts off, so module unload's
  * synchronize_rcu() waits for it before the module's text goes.
+ *
+ * The ``cursor_sync`` test knob, set, makes the reader's work wait as a
+ * naive server's would, the control of ``library_slow.sh``: a fill that
+ * misses reads ahead (page_cache_sync_ra()) and sleeps in
+ * folio_wait_locked() for the page at its offset, then looks once more;
+ * what is still missing then goes the asynchronous way above. It waits
+ * only while @io_work is idle, and holds nothing but a folio reference
+ * while it sleeps, so it cannot deadlock with the cursor's own waits; but
+ * a read that never completes holds the reader's work, and whoever waits
+ * for it (UNLISTEN, PUSH_STOP, rmmod), as long. A test knob only.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -474,20 +484,50 @@ static int cache_miss(struct kvod_cursor *c, u64 off, struct folio *at)
 	return ret;
 }
 
+/*
+ * The cursor_sync test knob (DOC: Cursor waits): wait for the page at
+ * @off here, in the reader's work, as a server that reads in place would.
+ * Only while @io_work is idle: taking CURSOR_IO_BUSY keeps it so, and
+ * keeps @ra ours. Return: true if it waited, so the fill may look again.
+ */
+static bool cache_wait_sync(struct kvod_cursor *c, u64 off)
+{
+	struct file *file = c->movie->file;
+	pgoff_t index = off >> PAGE_SHIFT;
+	struct folio *folio;
+
+	if (!READ_ONCE(kvod_debug_cursor_sync) ||
+	    off >= i_size_read(file_inode(file)) ||
+	    test_and_set_bit(CURSOR_IO_BUSY, &c->io_flags))
+		return false;
+	io_readahead(c, index);
+	folio = filemap_get_folio(file->f_mapping, index);
+	if (!IS_ERR(folio)) {
+		folio_wait_locked(folio);
+		folio_put(folio);
+	}
+	clear_bit(CURSOR_IO_BUSY, &c->io_flags);
+	return !IS_ERR(folio);
+}
+
 static ssize_t cache_fill(struct kvod_cursor *c, u64 off, size_t len,
 			  struct bio_vec *bv, unsigned int max,
 			  unsigned int *nr, bool whole)
 {
 	struct file *file = c->movie->file;
-	pgoff_t index = off >> PAGE_SHIFT, next = index;
+	pgoff_t index = off >> PAGE_SHIFT, next;
 	pgoff_t last = min_t(pgoff_t, (off + len - 1) >> PAGE_SHIFT,
 			     index + max - 1);
-	struct folio *ra = NULL, *at;
+	struct folio *ra, *at;
 	unsigned int n, count;
+	bool waited = false;
 	size_t got;
 	u64 end;
 
+again:
 	kvod_cursor_sent(c);
+	next = index;
+	ra = NULL;
 	count = filemap_get_folios_contig(file->f_mapping, &next, last,
 					  &c->fb);
 	for (n = 0; n < count; n++) {
@@ -499,8 +539,10 @@ static ssize_t cache_fill(struct kvod_cursor *c, u64 off, size_t len,
 			ra = folio;
 	}
 	at = n < count ? c->fb.folios[n] : NULL;
-	if (!n)
-		return cache_miss(c, off, at);
+	if (!n) {
+		got = 0;
+		goto miss;
+	}
 	/* After the uptodate tests, as filemap_splice_read() reads it. */
 	end = min_t(u64, c->movie->length, i_size_read(file_inode(file)));
 	if (off >= end) {
@@ -511,10 +553,17 @@ static ssize_t cache_fill(struct kvod_cursor *c, u64 off, size_t len,
 	got = cache_bvecs(c, n, off, len, bv, nr);
 	/* A packet goes whole: wait for the rest of it, or fail. */
 	if (whole && got < len)
-		return cache_miss(c, off + got, at);
+		goto miss;
 	if (ra)
 		io_queue(c, ra->index, ra);
 	return got;
+miss:
+	/* Once per fill: a folio that stays not uptodate goes the async way. */
+	if (!waited && cache_wait_sync(c, off + got)) {
+		waited = true;
+		goto again;
+	}
+	return cache_miss(c, off + got, at);
 }
 
 /**
@@ -531,7 +580,8 @@ static ssize_t cache_fill(struct kvod_cursor *c, u64 off, size_t len,
  *
  * The caller sends what @bv describes, then calls kvod_cursor_sent().
  *
- * Context: the reader's; does not sleep.
+ * Context: the reader's; does not sleep, unless the ``cursor_sync`` test
+ * knob is set (DOC: Cursor waits).
  *
  * Return: the bytes described, from 1 up to @len (less where @bv, the
  * movie, the file or, unless @whole, what is in memory ran out); -ENODATA

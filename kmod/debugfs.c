@@ -11,6 +11,7 @@ u32 kvod_debug_small_chunks;
 u32 kvod_debug_push_release_delay_ms;
 u32 kvod_debug_rdma_setup_delay_ms;
 u32 kvod_debug_add_lazy;
+u32 kvod_debug_cursor_sync;
 atomic_t kvod_debug_drop_notes = ATOMIC_INIT(0);
 
 static struct dentry *kvod_debugfs;
@@ -46,6 +47,8 @@ void kvod_debugfs_init(void)
 				   &drop_notes_fops);
 	debugfs_create_u32("add_lazy", 0600, kvod_debugfs,
 			   &kvod_debug_add_lazy);
+	debugfs_create_u32("cursor_sync", 0600, kvod_debugfs,
+			   &kvod_debug_cursor_sync);
 }
 
 void kvod_debugfs_exit(void)

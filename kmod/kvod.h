@@ -204,6 +204,7 @@ extern u32 kvod_debug_rdma_setup_delay_ms;
 extern u32 kvod_debug_push_release_delay_ms;
 extern atomic_t kvod_debug_drop_notes;
 extern u32 kvod_debug_add_lazy;
+extern u32 kvod_debug_cursor_sync;
 void kvod_debugfs_init(void);
 void kvod_debugfs_exit(void);
 
