@@ -2,9 +2,10 @@
 #
 # Tracing, for the tests that look at what kvod runs (sourced, after
 # ktap.sh; not a test): the function tracer on kvod.ko's functions
-# (live_http.sh, live_noserverwork.sh, push_rtp.sh, rdma_noserverwork.sh)
-# and the zero-copy probes (http_zerocopy.sh, push_zerocopy.sh,
-# live_http.sh, live_rtp.sh). Each puts back what it changed; a program
+# (live_http.sh, live_noserverwork.sh, push_rtp.sh, rdma_noserverwork.sh),
+# the zero-copy probes (http_zerocopy.sh, push_zerocopy.sh,
+# live_http.sh, live_rtp.sh) and the work runs probe (library_slow.sh).
+# Each puts back what it changed; a program
 # killed by its timeout cannot, and selftests/run_guest.sh puts tracing as
 # at boot before the next (tracefs_reset, lib/runner.sh).
 #
@@ -155,4 +156,88 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for _ in range(int(sys.argv[1])):
     s.sendto(b"x" * 1316, ("127.0.0.1", 9))
 PY
+}
+
+# The work runs probe: how long each run of some work functions took,
+# from the workqueue_execute_start and workqueue_execute_end tracepoints,
+# which fire in the worker around each run, filtered in the kernel on the
+# functions. A run is a worker's start to its next end, on the mono
+# clock, as an unbound worker may end a run on another CPU.
+#
+#	wq_probe_on FUNC...	trace the runs of the work functions FUNC
+#				(MODULE:NAME, as kallsyms resolves it) into a
+#				cleared 16 MiB buffer; bails out if the
+#				kernel cannot
+#	wq_runs			stop tracing; print "NAME RUNS MAX_MS" for
+#				each function that ran, the longest run in
+#				whole milliseconds
+#	wq_probe_off		events off, filters cleared, the clock as
+#				found, tracing on (safe to call twice)
+
+WQ_EVENTS=(workqueue_execute_start workqueue_execute_end)
+WQ_CLOCK=
+
+wq_probe_on() {
+	local e f filter='' w
+
+	[ -d "$FTRACE_DIR/events" ] || mount -t tracefs nodev "$FTRACE_DIR" ||
+		ktap_bail_out "no tracefs"
+	[ -d "$FTRACE_DIR/events/workqueue" ] ||
+		ktap_bail_out "no workqueue tracepoints"
+	for f; do
+		filter+="${filter:+ || }function.function == $f"
+	done
+	echo 0 >"$FTRACE_DIR/tracing_on"
+	read -r -a w <"$FTRACE_DIR/trace_clock"
+	for e in "${w[@]}"; do
+		[[ $e != \[*\] ]] || WQ_CLOCK=${e:1:-1}
+	done
+	echo mono >"$FTRACE_DIR/trace_clock" || ktap_bail_out "no mono trace clock"
+	echo 16384 >"$FTRACE_DIR/buffer_size_kb"
+	for e in "${WQ_EVENTS[@]}"; do
+		echo "$filter" >"$FTRACE_DIR/events/workqueue/$e/filter" ||
+			ktap_bail_out "cannot filter $e on $*: $(tail -n2 "$FTRACE_DIR/error_log")"
+		echo 1 >"$FTRACE_DIR/events/workqueue/$e/enable"
+	done
+	: >"$FTRACE_DIR/trace"
+	echo 1 >"$FTRACE_DIR/tracing_on"
+}
+
+wq_runs() {
+	echo 0 >"$FTRACE_DIR/tracing_on"
+	awk '
+		{
+			t = ""
+			for (i = 2; i <= NF; i++)
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+					t = substr($i, 1, length($i) - 1)
+					break
+				}
+		}
+		t == "" || !match($0, /: function [^ ]+/) { next }
+		{ fn = substr($0, RSTART + 11, RLENGTH - 11) }
+		/ workqueue_execute_start: / { start[$1] = t }
+		/ workqueue_execute_end: / && ($1 in start) {
+			ms = (t - start[$1]) * 1000
+			runs[fn]++
+			if (ms > max[fn])
+				max[fn] = ms
+			delete start[$1]
+		}
+		END { for (fn in runs) printf "%s %d %d\n", fn, runs[fn], max[fn] }
+	' "$FTRACE_DIR/trace" | sort
+}
+
+wq_probe_off() {
+	local e
+
+	echo 0 >"$FTRACE_DIR/tracing_on"
+	for e in "${WQ_EVENTS[@]}"; do
+		echo 0 >"$FTRACE_DIR/events/workqueue/$e/enable"
+		echo 0 >"$FTRACE_DIR/events/workqueue/$e/filter"
+	done
+	[ -z "$WQ_CLOCK" ] || echo "$WQ_CLOCK" >"$FTRACE_DIR/trace_clock"
+	WQ_CLOCK=
+	: >"$FTRACE_DIR/trace"
+	echo 1 >"$FTRACE_DIR/tracing_on"
 }
