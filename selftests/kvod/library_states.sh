@@ -161,6 +161,5 @@ check_fail "umount fails while the title holds its file" umount "$LIB_DIR"
 # The last put may come from a kworker, whose fput() is deferred a tick.
 check_ok "umount works once the title is deleted" \
 	wait_for "$(time_limit 10)" umount "$LIB_DIR"
-mount -t ext4 "$(library_disk)" "$LIB_DIR" ||
-	ktap_print_msg "cannot mount the disk again"
+library_mount || ktap_print_msg "cannot mount the disk again"
 ktap_finish

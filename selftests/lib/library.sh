@@ -15,6 +15,7 @@
 #			$LIB_DM, (skips without dmsetup or dm-delay),
 #			which library_down removes. $LIB_DEV is the
 #			device mounted
+#	library_mount	mount $LIB_DEV at $LIB_DIR again, after a umount
 #	library_delay MS
 #			reads through the mapping take MS ms more from now
 #			on (0: none, as after library_up); writes and
@@ -95,6 +96,11 @@ lib_dm_up() {
 	[ -b "$LIB_DEV" ] || ktap_bail_out "no $LIB_DEV"
 }
 
+# noinit_itable: no background writes that zero the inode tables.
+library_mount() {
+	mount -t ext4 -o noinit_itable "$LIB_DEV" "$LIB_DIR"
+}
+
 library_up() {
 	local name id size
 
@@ -112,7 +118,7 @@ library_up() {
 	LIB_DEV=$LIB_DISK
 	[ "${1:-}" != --delayed ] || lib_dm_up
 	LIB_DIR=$(mktemp -d /tmp/kvod-lib.XXXXXX)
-	mount -t ext4 "$LIB_DEV" "$LIB_DIR" ||
+	library_mount ||
 		ktap_bail_out "cannot mount $LIB_DEV on $LIB_DIR"
 	while read -r name id size; do
 		LIB_ID[$name]=$id
@@ -122,13 +128,19 @@ library_up() {
 	((${#LIB_ID[@]})) || ktap_bail_out "no titles in $LIB_DIR/titles.txt"
 }
 
-# Suspending the mapping freezes the filesystem and sends the reads it
-# holds on at once; the new table holds those that come after the resume.
+# lib_dm_load TABLE: load TABLE into the mapping. Suspending it sends the
+# reads it holds on at once; the new table holds those that come after the
+# resume. It does not freeze the filesystem (--nolockfs): a freeze writes,
+# which fails under the error table.
+lib_dm_load() {
+	dmsetup suspend --noudevsync --nolockfs "$LIB_DM" &&
+		dmsetup reload "$LIB_DM" --table "$1" &&
+		dmsetup resume --noudevsync "$LIB_DM"
+}
+
 library_delay() {
 	[ -n "$LIB_MAPPED" ] || ktap_bail_out "library_delay needs library_up --delayed"
-	dmsetup suspend --noudevsync "$LIB_DM" &&
-		dmsetup reload "$LIB_DM" --table "$(lib_dm_table "$1")" &&
-		dmsetup resume --noudevsync "$LIB_DM"
+	lib_dm_load "$(lib_dm_table "$1")"
 }
 
 library_down() {
