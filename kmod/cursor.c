@@ -70,7 +70,14 @@
  * Growth of the file is not served: the length stays the size at ADD. A
  * response or push that reaches a shrunk end ends there (``-ENODATA``).
  * A folio that stays not uptodate after one read of its own
- * (``->read_folio``, after the readahead's) fails with ``-EIO``.
+ * (``->read_folio``, after the readahead's) fails with ``-EIO``; the next
+ * response or push reads it again. A write into the file is served as
+ * the page cache holds it from the next fill on.
+ *
+ * The title holds the file, not its name: a rename or unlink of the name
+ * changes nothing it serves, and a lazy unmount (``umount -l``) leaves
+ * the filesystem, and its device, held until the title is deleted and its
+ * last reader is gone; a plain ``umount`` fails with ``EBUSY`` meanwhile.
  */
 
 /**

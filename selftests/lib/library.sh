@@ -20,6 +20,9 @@
 #			reads through the mapping take MS ms more from now
 #			on (0: none, as after library_up); writes and
 #			flushes are never delayed
+#	library_error	every read and write through the mapping fails
+#			from now on (the dm error target), until
+#			library_delay loads the delay table again
 #	LIB_ID, LIB_SIZE	a title's number and size, by name
 #			(/titles.txt), once library_up is done
 #	library_check NAME OFFSET LEN FILE
@@ -141,6 +144,14 @@ lib_dm_load() {
 library_delay() {
 	[ -n "$LIB_MAPPED" ] || ktap_bail_out "library_delay needs library_up --delayed"
 	lib_dm_load "$(lib_dm_table "$1")"
+}
+
+library_error() {
+	local sectors
+
+	[ -n "$LIB_MAPPED" ] || ktap_bail_out "library_error needs library_up --delayed"
+	read -r sectors <"/sys/block/${LIB_DISK##*/}/size"
+	lib_dm_load "0 $sectors error"
 }
 
 library_down() {
